@@ -1,0 +1,17 @@
+"""DirectML's operators as Python functions, run by the DirectML, CUDA or CPU executor.
+
+See docs/api-design.md for the design; every operator mirrors DirectMLX's builder of the same (snake_cased) name.
+"""
+
+import os as _os
+
+import scipy_openblas32 as _openblas
+
+from . import _core
+from ._core import *  # noqa: F401,F403  (the API is the extension module's)
+from ._core import DeviceError, OutOfDeviceMemory  # noqa: F401  (not picked up by * on every Python)
+
+# The CPU executor's GEMM and convolution run on the OpenBLAS that scipy-openblas32 ships.
+_core._load_blas(_os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_library() + ".so"))
+
+__version__ = "0.1.0"

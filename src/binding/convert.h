@@ -1,0 +1,38 @@
+// Conversions between Python objects and the core: dtypes, sizes, NumPy arrays in (under the cast rules) and
+// device memory out.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <memory>
+#include <string>
+
+#include "../core/tensor_desc.h"
+#include "../executor/device.h"
+
+namespace nb = nanobind;
+
+namespace dml::binding {
+
+// Accepts a dml.TensorDataType or anything numpy.dtype() accepts.
+DataType to_data_type(nb::handle dtype);
+nb::object to_numpy_dtype(DataType type);
+// Sizes from a sequence of Python ints; ValueError for a non-positive or oversized one. `what` names it.
+Sizes to_sizes(const std::vector<int64_t>& v, const std::string& what);
+nb::tuple to_tuple(const std::vector<uint32_t>& v);
+
+// A host array viewed as DLPack describes it (any dtype NumPy has, any strides).
+using HostArray = nb::ndarray<nb::ro, nb::device::cpu>;
+// `value` as a host array: arrays pass as they are, anything else goes through numpy.asarray. TypeError if neither.
+HostArray as_host_array(nb::handle value, const std::string& who);
+
+// Converts `array` to `desc`'s type and packed layout in new device memory of desc's total size (zero padded).
+// The array must have desc's shape or be flat with its element count; its dtype must convert within a kind or
+// safely. `who` prefixes every error ("input 2 'x'").
+std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
+                                        const std::string& who, bool allow_borrow);
+
+// Device memory holding a packed tensor, returned as a NumPy array of its type and shape (no copy on the CPU).
+nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape);
+
+}  // namespace dml::binding

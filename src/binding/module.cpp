@@ -1,0 +1,97 @@
+// The _core extension module: exceptions, then each layer's bindings.
+#include "module.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "../core/errors.h"
+#include "../cpu/blas.h"
+#include "convert.h"
+
+namespace dml::binding {
+
+namespace {
+PyObject* g_device_error = nullptr;
+PyObject* g_out_of_memory = nullptr;
+
+void raise_device_error(PyObject* type, const DeviceError& e) {
+    nb::object err = nb::steal(PyObject_CallFunction(type, "s", e.what()));
+    if (!err.is_valid()) return;
+    nb::setattr(err, "code", nb::str(e.code.c_str()));
+    if (auto* oom = dynamic_cast<const OutOfDeviceMemory*>(&e)) nb::setattr(err, "bytes", nb::int_(oom->bytes));
+    PyErr_SetObject(type, err.ptr());
+}
+}  // namespace
+
+nb::object copy_to_numpy(const Buffer& buffer) {
+    // A fresh host copy: the Buffer stays independent of the array.
+    std::shared_ptr<Device> cpu = create_device("cpu", 0);
+    auto memory = cpu->allocate(buffer.nbytes());
+    {
+        nb::gil_scoped_release release;
+        buffer.memory->device->download(*buffer.memory, memory->data, buffer.nbytes());
+    }
+    return memory_to_numpy(memory, buffer.data_type, buffer.shape);
+}
+
+nb::object dlpack_view(const Buffer& buffer) {
+    std::vector<size_t> dims(buffer.shape.begin(), buffer.shape.end());
+    nb::dlpack::dtype dt;
+    dt.lanes = 1;
+    dt.bits = uint8_t(element_size(buffer.data_type) * 8);
+    dt.code = uint8_t(is_float(buffer.data_type)         ? nb::dlpack::dtype_code::Float
+                      : is_signed_int(buffer.data_type) ? nb::dlpack::dtype_code::Int
+                                                        : nb::dlpack::dtype_code::UInt);
+    auto* keep = new std::shared_ptr<Memory>(buffer.memory);
+    nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Memory>*>(p); });
+    DLPackDevice dev = buffer.memory->device->dlpack_device();
+    return nb::cast(nb::ndarray<>(buffer.memory->data, dims.size(), dims.data(), owner, nullptr, dt, dev.type, dev.id));
+}
+
+}  // namespace dml::binding
+
+NB_MODULE(_core, m) {
+    using namespace dml::binding;
+    m.doc() = "directml's C++ core: graph builder, executors and operators";
+
+    g_device_error = PyErr_NewExceptionWithDoc("directml.DeviceError",
+                                               "An executor's device failed; .code is the backend's error name.",
+                                               PyExc_RuntimeError, nullptr);
+    nb::object bases = nb::make_tuple(nb::handle(g_device_error), nb::handle(PyExc_MemoryError));
+    g_out_of_memory = PyErr_NewExceptionWithDoc("directml.OutOfDeviceMemory",
+                                                "The device could not allocate; .bytes is how much was asked for.",
+                                                bases.ptr(), nullptr);
+    m.attr("DeviceError") = nb::handle(g_device_error);
+    m.attr("OutOfDeviceMemory") = nb::handle(g_out_of_memory);
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const dml::OutOfDeviceMemory& e) {
+            raise_device_error(g_out_of_memory, e);
+        } catch (const dml::DeviceError& e) {
+            raise_device_error(g_device_error, e);
+        } catch (const dml::TypeError& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const dml::ValueError& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        }
+    });
+
+    bind_core(m);
+    bind_activation(m);  // first: FusedActivation is a default argument of later functions
+    bind_elementwise(m);
+    bind_gemm_convolution(m);
+    bind_reduce(m);
+    bind_data_movement(m);
+    bind_pooling(m);
+    bind_normalization(m);
+    bind_indexing(m);
+    bind_resampling(m);
+    bind_generation(m);
+    bind_recurrent(m);
+    bind_attention(m);
+
+    m.def("_load_blas", &dml::blas::load, "path"_a, "Loads the CPU executor's OpenBLAS (done by `import directml`).");
+    m.def("available_device_kinds", &dml::available_device_kinds, "The device kinds this build can create here, best first.");
+}

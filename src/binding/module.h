@@ -1,0 +1,36 @@
+// Shared declarations of the binding layer: one bind_* function per file.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <string>
+
+#include "../core/graph.h"
+#include "../executor/device.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace dml::binding {
+
+void bind_core(nb::module_& m);
+void bind_expression_operators(nb::class_<Expression>& cls);
+void bind_elementwise(nb::module_& m);
+void bind_activation(nb::module_& m);
+void bind_gemm_convolution(nb::module_& m);
+void bind_reduce(nb::module_& m);
+void bind_data_movement(nb::module_& m);
+void bind_pooling(nb::module_& m);
+void bind_normalization(nb::module_& m);
+void bind_indexing(nb::module_& m);
+void bind_resampling(nb::module_& m);
+void bind_generation(nb::module_& m);
+void bind_recurrent(nb::module_& m);
+void bind_attention(nb::module_& m);
+
+// ValueError unless `buffer` is on `device`, of desc's type and element count. `who` prefixes the message.
+void check_buffer_fits(const Buffer& buffer, const TensorDesc& desc, const Device& device, const std::string& who);
+nb::object copy_to_numpy(const Buffer& buffer);
+// A DLPack-capable view of the buffer's memory that keeps it alive.
+nb::object dlpack_view(const Buffer& buffer);
+
+}  // namespace dml::binding

@@ -1,0 +1,54 @@
+// A graph compiled for one device: the cut of the graph the outputs need, the executor's plan, and the owned
+// inputs (weights) bound to it. Checks every binding and names a wrong one as "input N 'name'".
+#pragma once
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "../executor/device.h"
+#include "graph.h"
+
+namespace dml {
+
+class CompiledOperator {
+public:
+    CompiledOperator(const std::shared_ptr<Graph>& graph, const std::vector<Expression>& outputs);
+
+    enum class Phase { Initialize, Dispatch };
+    // The compiled input slot for graph input `graph_index`, checking it may be bound in `phase`.
+    uint32_t slot_for(uint32_t graph_index, Phase phase) const;
+    // "input 3 'weights'"
+    std::string describe_input(uint32_t graph_index) const;
+
+    struct Binding {
+        uint32_t slot;
+        std::shared_ptr<Memory> memory;
+    };
+    // Exactly the owned inputs; replaces any earlier weights.
+    void initialize(std::vector<Binding> bindings);
+    // Exactly the plain inputs; returns freshly allocated output memory, one per output.
+    std::vector<std::shared_ptr<Memory>> dispatch(std::vector<Binding> bindings);
+
+    const CompiledGraph& graph() const { return compiled_; }
+    const std::shared_ptr<Device>& device() const { return device_; }
+    bool initialized() const { return initialized_; }
+    uint64_t temporary_size() const { return plan_->temporary_size(); }
+    uint64_t persistent_size() const;
+    uint64_t descriptor_count() const { return compiled_.inputs.size() + compiled_.outputs.size(); }
+
+private:
+    // Checks that `bindings` covers exactly the slots of `kind`, each once; orders them by slot.
+    void check_complete(std::vector<Binding>& bindings, InputKind kind) const;
+
+    std::shared_ptr<Device> device_;
+    CompiledGraph compiled_;
+    std::vector<uint32_t> slot_of_graph_input_;  // UINT32_MAX where a graph input is not used
+    std::vector<std::string> graph_input_names_;  // every graph input at compile time, for messages
+    std::unique_ptr<Plan> plan_;
+    std::vector<std::shared_ptr<Memory>> bound_;  // per slot: constants and owned inputs once initialized
+    bool initialized_ = false;
+    std::mutex mutex_;  // one dispatch at a time: the plan's intermediate memory is shared
+};
+
+}  // namespace dml

@@ -1,0 +1,1 @@
+#include "normalization.h"

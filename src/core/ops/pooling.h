@@ -1,0 +1,6 @@
+// Pooling: average, max (with indices), ROI align and its gradient.
+#pragma once
+
+#include "../graph.h"
+
+namespace dml {}  // namespace dml

@@ -1,0 +1,6 @@
+// Recurrent networks: gru.
+#pragma once
+
+#include "../graph.h"
+
+namespace dml {}  // namespace dml

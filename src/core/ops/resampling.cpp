@@ -1,0 +1,1 @@
+#include "resampling.h"

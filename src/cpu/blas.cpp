@@ -1,0 +1,50 @@
+#include "blas.h"
+
+#include <dlfcn.h>
+
+#include "../core/errors.h"
+
+namespace dml::blas {
+
+namespace {
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;  // CBLAS enum values
+using sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                          int);
+using dgemm_fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                          double*, int);
+sgemm_fn g_sgemm = nullptr;
+dgemm_fn g_dgemm = nullptr;
+
+void* symbol(void* lib, const char* name, const std::string& path) {
+    void* s = dlsym(lib, name);
+    if (!s) throw DeviceError("BLAS_SYMBOL_MISSING", std::string("BLAS library ") + path + " lacks " + name);
+    return s;
+}
+
+void require_loaded() {
+    if (!g_sgemm) throw DeviceError("BLAS_NOT_LOADED", "the CPU executor's BLAS is not loaded (import directml)");
+}
+}  // namespace
+
+void load(const std::string& path) {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw DeviceError("BLAS_LOAD_FAILED", std::string("cannot load BLAS library: ") + dlerror());
+    g_sgemm = reinterpret_cast<sgemm_fn>(symbol(lib, "scipy_cblas_sgemm", path));
+    g_dgemm = reinterpret_cast<dgemm_fn>(symbol(lib, "scipy_cblas_dgemm", path));
+}
+
+bool loaded() { return g_sgemm != nullptr; }
+
+void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+           float beta, float* c, int ldc) {
+    require_loaded();
+    g_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
+           double beta, double* c, int ldc) {
+    require_loaded();
+    g_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace dml::blas

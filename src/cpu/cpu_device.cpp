@@ -1,0 +1,38 @@
+#include "cpu_device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "../core/errors.h"
+
+namespace dml::cpu {
+
+std::string CpuDevice::name() const {
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);)
+        if (line.rfind("model name", 0) == 0) {
+            auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "CPU";
+}
+
+std::shared_ptr<Memory> CpuDevice::allocate(uint64_t bytes) {
+    // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
+    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) & ~uint64_t(63);
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw OutOfDeviceMemory("ENOMEM", bytes, "a CPU allocation");
+    return std::make_shared<Memory>(shared_from_this(), p, bytes, [](void* q) { std::free(q); });
+}
+
+void CpuDevice::upload(Memory& dst, const void* src, uint64_t bytes) { std::memcpy(dst.data, src, bytes); }
+
+void CpuDevice::download(const Memory& src, void* dst, uint64_t bytes) { std::memcpy(dst, src.data, bytes); }
+
+std::shared_ptr<Memory> CpuDevice::stage(const void* host, uint64_t bytes) {
+    // The CPU reads host memory where it lies: borrow it for the dispatch.
+    return std::make_shared<Memory>(shared_from_this(), const_cast<void*>(host), bytes, nullptr);
+}
+
+}  // namespace dml::cpu

@@ -1,0 +1,19 @@
+// The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution.
+#pragma once
+#include "../executor/device.h"
+
+namespace dml::cpu {
+
+class CpuDevice : public Device {
+public:
+    std::string kind() const override { return "cpu"; }
+    std::string name() const override;
+    DLPackDevice dlpack_device() const override { return {1, 0}; }
+    std::shared_ptr<Memory> allocate(uint64_t bytes) override;
+    void upload(Memory& dst, const void* src, uint64_t bytes) override;
+    void download(const Memory& src, void* dst, uint64_t bytes) override;
+    std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
+};
+
+}  // namespace dml::cpu

@@ -1,0 +1,80 @@
+// Activation kernels: the element-wise activations and softmax / log-softmax / hardmax over a set of axes.
+#include "../../core/ops/activation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "activation_math.h"
+#include "kernel.h"
+#include "strided.h"
+
+namespace dml::cpu {
+
+namespace {
+
+void run_activation(const KernelArgs& args) {
+    const FusedActivation& f = args.desc<ActivationDesc>().activation;
+    const TensorArg &x = args.inputs[0], &y = args.outputs[0];
+    visit_data_type(y.desc->data_type, [&]<class T>() {
+        if constexpr (std::is_floating_point_v<compute_t<T>>) {
+        const T* in = x.as<T>();
+        T* out = y.as<T>();
+        for_each_row<2>(args.pool, y.desc->sizes, {y.desc->effective_strides(), x.desc->effective_strides()},
+                        [&](auto off, auto st, uint64_t n) {
+                            for (uint64_t j = 0; j < n; ++j)
+                                out[off[0] + j] = T(apply_activation(f, compute_t<T>(in[off[1] + int64_t(j) * st[1]])));
+                        });
+        }
+    });
+}
+
+void run_softmax(const KernelArgs& args) {
+    const auto& d = args.desc<SoftmaxDesc>();
+    const TensorArg &x = args.inputs[0], &y = args.outputs[0];
+    AxisSplit s(*x.desc, *y.desc, d.axes);
+    std::vector<int64_t> in_off(s.inner_count), out_off(s.inner_count);
+    for (uint64_t i = 0; i < s.inner_count; ++i)
+        AxisSplit::offsets(i, s.inner_sizes, s.in_inner, s.out_inner, in_off[i], out_off[i]);
+    visit_data_type(y.desc->data_type, [&]<class T>() {
+        using C = std::conditional_t<std::is_same_v<compute_t<T>, double>, double, float>;
+        if constexpr (std::is_floating_point_v<compute_t<T>>) {
+            const T* in = x.as<T>();
+            T* out = y.as<T>();
+            args.pool.parallel_for(s.outer_count, std::max<uint64_t>(1, 4096 / s.inner_count), [&](size_t b, size_t e) {
+                for (size_t g = b; g < e; ++g) {
+                    int64_t gi, go;
+                    AxisSplit::offsets(g, s.outer_sizes, s.in_outer, s.out_outer, gi, go);
+                    C mx = -std::numeric_limits<C>::infinity();
+                    uint64_t arg = 0;
+                    for (uint64_t i = 0; i < s.inner_count; ++i) {
+                        C v = C(in[gi + in_off[i]]);
+                        if (v > mx) mx = v, arg = i;
+                    }
+                    if (d.function == SoftmaxFunction::Hardmax) {
+                        for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(C(i == arg ? 1 : 0));
+                        continue;
+                    }
+                    C sum = 0;
+                    for (uint64_t i = 0; i < s.inner_count; ++i) sum += std::exp(C(in[gi + in_off[i]]) - mx);
+                    if (d.function == SoftmaxFunction::LogSoftmax) {
+                        C lse = mx + std::log(sum);
+                        for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(C(in[gi + in_off[i]]) - lse);
+                    } else {
+                        for (uint64_t i = 0; i < s.inner_count; ++i)
+                            out[go + out_off[i]] = T(std::exp(C(in[gi + in_off[i]]) - mx) / sum);
+                    }
+                }
+            });
+        }
+    });
+}
+
+}  // namespace
+
+void register_activation_kernels(KernelTable& t) {
+    add_kernel<ActivationDesc>(t, {run_activation});
+    add_kernel<SoftmaxDesc>(t, {run_softmax});
+}
+
+}  // namespace dml::cpu

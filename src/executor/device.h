@@ -1,0 +1,97 @@
+// The executor interface: a Device owns memory and compiles graphs into Plans; a Plan dispatches them.
+// Executors (cpu/, cuda/, directml/) implement it; they receive fully inferred tensor descriptions and never
+// re-derive shapes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../core/graph.h"
+
+namespace dml {
+
+class Device;
+
+// A block of device memory. `data` is a device address (host memory on the CPU executor).
+struct Memory {
+    std::shared_ptr<Device> device;
+    void* data = nullptr;
+    uint64_t bytes = 0;
+    std::function<void(void*)> release;  // frees `data`; empty when the memory is borrowed
+
+    Memory(std::shared_ptr<Device> d, void* p, uint64_t n, std::function<void(void*)> r)
+        : device(std::move(d)), data(p), bytes(n), release(std::move(r)) {}
+    ~Memory() {
+        if (release) release(data);
+    }
+    Memory(const Memory&) = delete;
+    Memory& operator=(const Memory&) = delete;
+};
+
+// A tensor resident on a device: what dml.Buffer is. Packed, of one type and shape.
+struct Buffer {
+    std::shared_ptr<Memory> memory;
+    DataType data_type;
+    Sizes shape;
+
+    uint64_t nbytes() const;
+};
+
+// The graph as executors see it: only what the outputs need, in execution order.
+struct CompiledGraph {
+    struct Input {
+        uint32_t graph_index;  // position among the graph's inputs, as error messages name it
+        std::string name;
+        TensorDesc desc;
+        InputKind kind;
+    };
+    std::vector<Node> nodes;    // operands refer to Value::Source::Input by position in `inputs`
+    std::vector<Input> inputs;  // the graph inputs the outputs depend on
+    std::vector<Value> outputs; // node outputs, packed, each at most once
+};
+
+class Plan {
+public:
+    virtual ~Plan() = default;
+    // Bytes of intermediate memory and workspace one dispatch uses.
+    virtual uint64_t temporary_size() const = 0;
+    // Bytes the plan keeps on the device beside the bound weights (e.g. weights re-laid for a library).
+    virtual uint64_t persistent_size() const { return 0; }
+    // Called once the owned inputs (weights) are bound, before the first execute that uses them.
+    virtual void initialize(std::span<Memory* const> inputs) { (void)inputs; }
+    // `inputs` follows CompiledGraph::inputs, `outputs` CompiledGraph::outputs; every memory block is large enough.
+    virtual void execute(std::span<Memory* const> inputs, std::span<Memory* const> outputs) = 0;
+};
+
+// DLPack's device identification, for Buffer.__dlpack_device__.
+struct DLPackDevice {
+    int32_t type;  // kDLCPU = 1, kDLCUDA = 2
+    int32_t id;
+};
+
+class Device : public std::enable_shared_from_this<Device> {
+public:
+    virtual ~Device() = default;
+    virtual std::string kind() const = 0;  // "cpu", "cuda", "directml"
+    virtual std::string name() const = 0;  // what the hardware calls itself
+    virtual DLPackDevice dlpack_device() const = 0;
+
+    virtual std::shared_ptr<Memory> allocate(uint64_t bytes) = 0;
+    virtual void upload(Memory& dst, const void* src, uint64_t bytes) = 0;
+    virtual void download(const Memory& src, void* dst, uint64_t bytes) = 0;
+    // Makes host memory usable as an input for one dispatch: borrowed where the device can read host memory,
+    // copied otherwise. The caller keeps `host` alive until the dispatch returns.
+    virtual std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) = 0;
+
+    virtual std::unique_ptr<Plan> compile(const CompiledGraph& graph) = 0;
+};
+
+// Creates the device of a kind ("cpu", "cuda", "directml"; empty: the best one here, or DIRECTML_DEVICE's).
+std::shared_ptr<Device> create_device(const std::string& kind, int index);
+// The kinds this build can create, best first.
+std::vector<std::string> available_device_kinds();
+
+}  // namespace dml
