@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Fetch what the DirectML-on-Linux experiment needs; nothing here is committed.
+#
+#   fetch.sh                 libdirectml.so (from the torch-directml manylinux wheel on PyPI)
+#                            into $DMLX_CACHE (default ~/.cache/dmlx)
+#   fetch.sh --vkd3d-new     also Debian unstable's vkd3d 2.x (+ its glibc 2.43) as .debs,
+#                            extracted into $DMLX_CACHE/vkd3d-new/root (private prefix, run
+#                            through that prefix's ld-linux; the system is left alone)
+#   fetch.sh --device        also lay out the repo's .gl/ and .dmlx/ for run_on_h200.sh
+#                            (both git-ignored via .git/info/exclude; carry=[".gl", ".dmlx"])
+# Local system packages (Debian bookworm, for the lavapipe run and the pytest):
+#   apt-get install libvkd3d1 libvkd3d-utils1 libvkd3d-dev directx-headers-dev mesa-vulkan-drivers
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CACHE=${DMLX_CACHE:-$HOME/.cache/dmlx}
+WHEEL_SPEC=${DMLX_WHEEL:-torch-directml==0.2.5.dev240914}
+VKD3D_NEW=0
+DEVICE=0
+for a in "$@"; do
+  case "$a" in
+    --vkd3d-new) VKD3D_NEW=1 ;;
+    --device) DEVICE=1; VKD3D_NEW=1 ;;
+    *) echo "usage: $0 [--vkd3d-new] [--device]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$CACHE"
+
+# 1. libdirectml.so from the torch-directml wheel (it also ships libd3d12.so /
+#    libdxcore.so, but those are WSL link stubs with no implementation).
+if [ ! -s "$CACHE/libdirectml.so" ]; then
+  tmp=$(mktemp -d)
+  python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11 \
+      --platform manylinux2010_x86_64 "$WHEEL_SPEC" -d "$tmp" >&2
+  whl=$(ls "$tmp"/*.whl | head -1)
+  python3 - "$whl" "$CACHE/libdirectml.so" <<'EOF'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    name = next(n for n in z.namelist() if n.endswith("/libdirectml.so"))
+    with z.open(name) as src, open(sys.argv[2], "wb") as dst:
+        dst.write(src.read())
+EOF
+  basename "$whl" > "$CACHE/libdirectml.source"
+  rm -rf "$tmp"
+fi
+echo "libdirectml.so: $CACHE/libdirectml.so ($(stat -c %s "$CACHE/libdirectml.so") bytes, from $(cat "$CACHE/libdirectml.source" 2>/dev/null))"
+
+# apt-get against a private list directory (does not touch the system's sources).
+apt_private() {  # apt_private STATE_DIR SUITE... -- apt-get args
+  local st=$1; shift
+  local suites=()
+  while [ "$1" != "--" ]; do suites+=("$1"); shift; done
+  shift
+  mkdir -p "$st/lists/partial" "$st/cache/archives/partial"
+  : > "$st/sources.list"
+  for s in "${suites[@]}"; do
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $s main" >> "$st/sources.list"
+  done
+  local o=(-oDir::Etc::SourceList="$st/sources.list" -oDir::Etc::SourceParts=/dev/null
+           -oDir::State::Lists="$st/lists" -oDir::Cache="$st/cache"
+           -oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oAPT::Sandbox::User=root)
+  [ -s "$st/lists/.updated" ] || { apt-get "${o[@]}" update >&2 && date > "$st/lists/.updated"; }
+  apt-get "${o[@]}" "$@"
+}
+
+# 2. vkd3d 2.x (DXIL support) from Debian unstable, with the glibc it needs.
+if [ "$VKD3D_NEW" = 1 ]; then
+  NEW=$CACHE/vkd3d-new
+  mkdir -p "$NEW/debs" "$NEW/root"
+  if ! ls "$NEW"/debs/libvkd3d1_*.deb >/dev/null 2>&1; then
+    (cd "$NEW/debs" && apt_private "$NEW/apt" sid -- download \
+        libvkd3d1 libvkd3d-shader1 libvkd3d-utils1 libvkd3d-headers libc6 >&2)
+  fi
+  for f in "$NEW"/debs/*.deb; do dpkg -x "$f" "$NEW/root"; done
+  echo "vkd3d-new: $(ls "$NEW"/debs) -> $NEW/root"
+fi
+
+# 3. Device layout: .gl/ (system .debs dpkg -x'd to / there) and .dmlx/ (private files).
+if [ "$DEVICE" = 1 ]; then
+  grep -qx '/.gl/' "$REPO/.git/info/exclude" 2>/dev/null || echo '/.gl/' >> "$REPO/.git/info/exclude"
+  grep -qx '/.dmlx/' "$REPO/.git/info/exclude" 2>/dev/null || echo '/.dmlx/' >> "$REPO/.git/info/exclude"
+  mkdir -p "$REPO/.gl" "$REPO/.dmlx/vkd3d-new"
+  (cd "$REPO/.gl" && apt_private "$CACHE/apt-bookworm" bookworm -- download \
+      libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 \
+      libvkd3d1 libvkd3d-shader1 libvkd3d-utils1 directx-headers-dev >&2)
+  cp "$CACHE"/vkd3d-new/debs/*.deb "$REPO/.dmlx/vkd3d-new/"
+  python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.compress(open(sys.argv[1],'rb').read(), preset=6))" \
+      "$CACHE/libdirectml.so" "$REPO/.dmlx/libdirectml.so.xz"
+  du -sh "$REPO/.gl" "$REPO/.dmlx"
+fi
