@@ -28,7 +28,7 @@ void def_activation(nb::module_& m, const char* name, AF f, const char* doc) {
 }  // namespace
 
 void bind_activation(nb::module_& m) {
-    // One factory per DirectMLX FusedActivation factory, with its defaults.
+    // One factory per DirectMLX FusedActivation factory, with its defaults (what DirectML can fuse: no gelu/swish).
     nb::class_<FusedActivation>(m, "FusedActivation", "An activation fused into an operator's output.")
         .def_static("none", [] { return FusedActivation{}; })
         .def_static("elu", [](float alpha) { return make(AF::Elu, alpha); }, "alpha"_a = 1.0f)
@@ -49,13 +49,15 @@ void bind_activation(nb::module_& m) {
         .def_static("shrink", [](float bias, float threshold) { return make(AF::Shrink, bias, threshold); },
                     "bias"_a = 0.0f, "threshold"_a = 0.5f)
         .def_static("celu", [](float a) { return make(AF::Celu, a); }, "alpha"_a = 1.0f)
-        .def_static("gelu", [] { return make(AF::Gelu); })
         .def_prop_ro("function", [](const FusedActivation& f) { return short_name(f.function); })
         .def_ro("alpha", &FusedActivation::alpha)
         .def_ro("beta", &FusedActivation::beta)
-        .def("__eq__", [](const FusedActivation& a, const FusedActivation& b) {
-            return a.function == b.function && a.alpha == b.alpha && a.beta == b.beta;
-        })
+        .def("__eq__", [](const FusedActivation& a, nb::handle other) {
+                 if (!nb::isinstance<FusedActivation>(other)) return false;
+                 const auto& b = nb::cast<const FusedActivation&>(other);
+                 return a.function == b.function && a.alpha == b.alpha && a.beta == b.beta;
+             },
+             nb::sig("def __eq__(self, other: object, /) -> bool"))
         .def("__repr__", [](const FusedActivation& f) {
             if (f.is_none()) return std::string("FusedActivation.none()");
             return "FusedActivation(" + short_name(f.function) + ", alpha=" + std::to_string(f.alpha) +
@@ -63,7 +65,7 @@ void bind_activation(nb::module_& m) {
         });
 
     def_activation(m, "activation_identity", AF::Identity, "x (DML_OPERATOR_ACTIVATION_IDENTITY).");
-    def_activation(m, "activation_relu", AF::Relu, "max(x, 0).");
+    def_activation(m, "activation_relu", AF::Relu, "max(x, 0); float or signed integer x.");
     def_activation(m, "activation_sigmoid", AF::Sigmoid, "1 / (1 + e^-x).");
     def_activation(m, "activation_tanh", AF::Tanh, "tanh x.");
     def_activation(m, "activation_softsign", AF::Softsign, "x / (1 + |x|).");
@@ -90,6 +92,12 @@ void bind_activation(nb::module_& m) {
           nb::kw_only(), "steepness"_a = 1.0f, "ln(1 + e^(steepness * x)) / steepness.");
     m.def("activation_thresholded_relu", [](const Expression& x, float a) { return activation(x, make(AF::ThresholdedRelu, a)); },
           "x"_a, nb::kw_only(), "alpha"_a = 1.0f, "x if x > alpha else 0.");
+    m.def("activation_swish", [](const Expression& x, float s) { return activation(x, make(AF::Swish, s)); }, "x"_a,
+          nb::kw_only(), "sigmoid_input_scale"_a = 1.0f, "x * sigmoid(sigmoid_input_scale * x) (SiLU at 1).");
+    m.def("activation_hard_swish", [](const Expression& x, float a, float b) { return activation(x, make(AF::HardSwish, a, b)); },
+          "x"_a, nb::kw_only(), "alpha"_a = 1.0f / 6.0f, "beta"_a = 0.5f, "x * max(0, min(alpha * x + beta, 1)).");
+    m.def("activation_parameterized_relu", &activation_parameterized_relu, "x"_a, "slope"_a,
+          "x if x >= 0 else slope * x, slope a tensor of x's shape and type.");
     m.def("activation_shrink", [](const Expression& x, float bias, float t) { return activation(x, make(AF::Shrink, bias, t)); },
           "x"_a, nb::kw_only(), "bias"_a = 0.0f, "threshold"_a = 0.5f, "x -/+ bias outside [-threshold, threshold], else 0.");
 

@@ -94,39 +94,47 @@ struct PythonOperator {
 
 std::shared_ptr<Buffer> make_buffer(const std::shared_ptr<Device>& device, nb::handle array, nb::handle dtype) {
     HostArray a = as_host_array(array, "Buffer");
-    Sizes shape;
-    for (size_t i = 0; i < a.ndim(); ++i) shape.push_back(uint32_t(a.shape(i)));
-    if (shape.empty()) shape.push_back(1);
+    Sizes shape = tensor_shape_of(a, "Buffer");
     DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
-    TensorDesc desc(type, shape);
+    TensorDesc desc = make_tensor_desc("Buffer", type, shape);
     auto memory = array_to_memory(*device, a, desc, "Buffer", false);
     return std::make_shared<Buffer>(Buffer{memory, type, shape});
 }
 
 Expression graph_constant(Graph& g, nb::handle data, nb::handle dtype, std::optional<std::vector<int64_t>> sizes,
                           std::optional<std::string> name) {
+    std::string who = "constant" + (name ? " '" + *name + "'" : std::string());
     if (nb::isinstance<Buffer>(data)) {
         auto buffer = nb::cast<std::shared_ptr<Buffer>>(data);
         DataType type = dtype.is_none() ? buffer->data_type : to_data_type(dtype);
-        TensorDesc desc(type, sizes ? to_sizes(*sizes, "constant sizes") : buffer->shape);
-        check_buffer_fits(*buffer, desc, *g.device(), "constant");
+        TensorDesc desc = make_tensor_desc(who, type, sizes ? to_sizes(*sizes, who + " sizes") : buffer->shape);
+        check_buffer_fits(*buffer, desc, *g.device(), who);
         return g.constant(buffer, desc, name);
     }
-    HostArray a = as_host_array(data, "constant");
+    HostArray a = as_host_array(data, who);
     DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
-    Sizes shape;
-    if (sizes) shape = to_sizes(*sizes, "constant sizes");
-    else {
-        for (size_t i = 0; i < a.ndim(); ++i) shape.push_back(uint32_t(a.shape(i)));
-        if (shape.empty()) shape.push_back(1);
-    }
-    TensorDesc desc(type, shape);
-    std::string who = "constant" + (name ? " '" + *name + "'" : std::string());
+    Sizes shape = sizes ? to_sizes(*sizes, who + " sizes") : tensor_shape_of(a, who);
+    TensorDesc desc = make_tensor_desc(who, type, shape);
     auto memory = array_to_memory(*g.device(), a, desc, who, false);
     return g.constant(std::make_shared<Buffer>(Buffer{memory, type, shape}), desc, name);
 }
 
 nb::object dtype_of(const Expression& e) { return to_numpy_dtype(e.data_type()); }
+
+// Signatures of what returns NumPy objects, for the stubs. Arrays are spelled numpy.ndarray[] so that the stub
+// names them NDArray: inside class Buffer, `numpy` is the method.
+const auto kDtypeSig = nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype"));
+
+// The Buffer's contents in new memory of its device (what __dlpack__(copy=True) exports).
+Buffer copy_buffer(const Buffer& b) {
+    Device& device = *b.memory->device;
+    std::vector<std::byte> host(b.nbytes());
+    auto memory = device.allocate(b.nbytes());
+    nb::gil_scoped_release release;
+    device.download(*b.memory, host.data(), host.size());
+    device.upload(*memory, host.data(), host.size());
+    return Buffer{memory, b.data_type, b.shape};
+}
 
 }  // namespace
 
@@ -164,23 +172,20 @@ void bind_core(nb::module_& m) {
         .def("__init__",
              [](TensorDesc* self, nb::handle dtype, std::vector<int64_t> sizes, std::optional<std::vector<int64_t>> strides) {
                  std::optional<Strides> st;
-                 if (strides) {
-                     st.emplace();
-                     for (int64_t s : *strides) {
-                         if (s < 0 || s > int64_t(UINT32_MAX)) throw ValueError("strides are unsigned 32-bit integers");
-                         st->push_back(uint32_t(s));
-                     }
-                 }
-                 new (self) TensorDesc(to_data_type(dtype), to_sizes(sizes, "sizes"), st);
+                 if (strides) st = to_strides(*strides, "TensorDesc: strides");
+                 new (self) TensorDesc(make_tensor_desc("TensorDesc", to_data_type(dtype), to_sizes(sizes, "TensorDesc: sizes"), st));
              },
              "dtype"_a, "sizes"_a, "strides"_a = nb::none())
         .def_prop_ro("data_type", [](const TensorDesc& d) { return d.data_type; })
         .def_prop_ro("sizes", [](const TensorDesc& d) { return to_tuple(d.sizes); })
-        .def_prop_ro("strides", [](const TensorDesc& d) -> nb::object {
-            return d.strides ? nb::object(to_tuple(*d.strides)) : nb::none();
-        })
-        .def_prop_ro("total_tensor_size_in_bytes", &TensorDesc::total_tensor_size_in_bytes)
-        .def("__eq__", [](const TensorDesc& a, const TensorDesc& b) { return a == b; })
+        .def_prop_ro("strides", [](const TensorDesc& d) -> std::optional<IntTuple> {
+            if (d.strides) return to_tuple(*d.strides);
+            return std::nullopt;
+        }, "The element strides, or None when packed.")
+        .def_prop_ro("total_tensor_size_in_bytes", &TensorDesc::total_tensor_size_in_bytes,
+                     "DirectML's size rule: the end of the last addressed element, rounded up to 4 bytes.")
+        .def("__eq__", [](const TensorDesc& a, const TensorDesc& b) { return a == b; }, nb::is_operator(),
+             nb::sig("def __eq__(self, other: object, /) -> bool"))
         .def("__hash__", [](const TensorDesc& d) { return nb::hash(nb::make_tuple(int(d.data_type), to_tuple(d.effective_strides()), to_tuple(d.sizes))); })
         .def("__repr__", [](const TensorDesc& d) { return "TensorDesc(" + d.to_string() + ")"; });
 
@@ -194,20 +199,36 @@ void bind_core(nb::module_& m) {
     nb::class_<Buffer>(m, "Buffer", "A tensor resident on a device; binds in place of an array.")
         .def(nb::new_(&make_buffer), "device"_a, "array"_a, "dtype"_a = nb::none())
         .def_prop_ro("shape", [](const Buffer& b) { return to_tuple(b.shape); })
-        .def_prop_ro("dtype", [](const Buffer& b) { return to_numpy_dtype(b.data_type); })
+        .def_prop_ro("dtype", [](const Buffer& b) { return to_numpy_dtype(b.data_type); }, kDtypeSig)
         .def_prop_ro("nbytes", &Buffer::nbytes)
         .def_prop_ro("device", [](const Buffer& b) { return b.memory->device; })
-        .def("numpy", [](const Buffer& b) { return copy_to_numpy(b); }, "A copy of the contents as a NumPy array.")
+        .def("numpy", [](const Buffer& b) { return copy_to_numpy(b); }, nb::sig("def numpy(self) -> numpy.ndarray[]"),
+             "A copy of the contents as a NumPy array.")
         .def("__array__", [](const Buffer& b, nb::handle dtype, nb::handle copy) {
-                 nb::object a = copy_to_numpy(b);
-                 return dtype.is_none() ? a : a.attr("astype")(dtype);
-             }, "dtype"_a = nb::none(), "copy"_a = nb::none())
-        .def("__dlpack__", [](const Buffer& b, nb::args args, nb::kwargs kwargs) {
-                 return dlpack_view(b).attr("__dlpack__")(*args, **kwargs);
-             })
+                 // NumPy's protocol: copy=False asks for a view, which only host memory allows.
+                 bool view = copy.ptr() == Py_False;
+                 if (view && b.memory->device->dlpack_device().type != 1)
+                     throw ValueError("Buffer.__array__: the Buffer is in device memory; it cannot be viewed without a copy");
+                 nb::object a = view ? memory_to_numpy(b.memory, b.data_type, b.shape) : copy_to_numpy(b);
+                 if (dtype.is_none()) return a;
+                 nb::object converted = a.attr("astype")(dtype, "copy"_a = false);
+                 if (view && !converted.is(a))
+                     throw ValueError("Buffer.__array__: converting the element type needs a copy");
+                 return converted;
+             }, "dtype"_a = nb::none(), "copy"_a = nb::none(),
+             nb::sig("def __array__(self, dtype: object | None = None, copy: bool | None = None) -> numpy.ndarray[]"))
+        .def("__dlpack__", [](const Buffer& b, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                              std::optional<bool> copy) {
+                 // The view checks dl_device and max_version; stream needs no synchronization (work is done when
+                 // a dispatch returns). copy=True exports a copy in new memory of the Buffer's device.
+                 nb::object view = dlpack_view(copy.value_or(false) ? copy_buffer(b) : b);
+                 return view.attr("__dlpack__")("stream"_a = stream, "max_version"_a = max_version,
+                                                "dl_device"_a = dl_device);
+             }, nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
+             "copy"_a = nb::none(), "The DLPack capsule of the Buffer's memory (no copy unless copy=True).")
         .def("__dlpack_device__", [](const Buffer& b) {
                  DLPackDevice d = b.memory->device->dlpack_device();
-                 return nb::make_tuple(d.type, d.id);
+                 return nb::typed<nb::tuple, int, int>(nb::make_tuple(d.type, d.id));
              })
         .def("__repr__", [](const Buffer& b) {
             return "Buffer(" + std::string(data_type_name(b.data_type)) + sizes_to_string(b.shape) + ", " +
@@ -216,19 +237,22 @@ void bind_core(nb::module_& m) {
 
     auto expression = nb::class_<Expression>(m, "Expression", "One output of one node of a graph (possibly a strided view).")
         .def_prop_ro("shape", [](const Expression& e) { return to_tuple(e.sizes()); })
-        .def_prop_ro("dtype", &dtype_of)
-        .def_prop_ro("strides", [](const Expression& e) -> nb::object {
-            return e.desc.strides ? nb::object(to_tuple(*e.desc.strides)) : nb::none();
-        })
+        .def_prop_ro("dtype", &dtype_of, kDtypeSig)
+        .def_prop_ro("strides", [](const Expression& e) -> std::optional<IntTuple> {
+            if (e.desc.strides) return to_tuple(*e.desc.strides);
+            return std::nullopt;
+        }, "The element strides of a view, or None when packed.")
         .def_prop_ro("desc", [](const Expression& e) { return e.desc; })
-        .def_prop_ro("name", [](const Expression& e) -> nb::object {
+        .def_prop_ro("name", [](const Expression& e) -> std::optional<std::string> {
             if (e.value.source == Value::Source::Input && e.desc == e.graph->inputs()[e.value.index].desc)
-                return nb::str(e.graph->inputs()[e.value.index].name.c_str());
-            return nb::none();
-        })
+                return e.graph->inputs()[e.value.index].name;
+            return std::nullopt;
+        }, "The name of a graph input; None for anything else.")
         .def_prop_ro("graph", [](const Expression& e) { return e.graph; })
         .def("__repr__", [](const Expression& e) { return "Expression(" + describe(e) + ")"; });
     bind_expression_operators(expression);
+    // NumPy defers to Expression's operators: `array + x` is a TypeError, not an object array of Expressions.
+    expression.attr("__array_ufunc__") = nb::none();
 
     nb::class_<PythonOperator>(m, "CompiledOperator", "A graph compiled for a device: initialize, then call.")
         .def("initialize", &PythonOperator::initialize, "bindings"_a,
@@ -246,7 +270,7 @@ void bind_core(nb::module_& m) {
         .def("input",
              [](Graph& g, std::vector<int64_t> sizes, nb::handle dtype, std::optional<std::string> name, bool owned) {
                  DataType type = dtype.is_none() ? DataType::Float32 : to_data_type(dtype);
-                 return g.input(TensorDesc(type, to_sizes(sizes, "input sizes")), name, owned);
+                 return g.input(make_tensor_desc("input", type, to_sizes(sizes, "input sizes")), name, owned);
              },
              "sizes"_a, "dtype"_a = nb::none(), nb::kw_only(), "name"_a = nb::none(), "owned"_a = false,
              "A graph input (float32 by default); owned inputs are bound once with initialize().")
@@ -260,7 +284,10 @@ void bind_core(nb::module_& m) {
         .def_prop_ro("device", [](const Graph& g) { return g.device(); });
 
     m.def("broadcast",
-          [](nb::object x, std::vector<int64_t> shape) -> nb::object {
+          [](nb::typed<nb::object, Expression> x, std::vector<int64_t> shape) -> nb::typed<nb::object, Expression> {
+              if (!nb::isinstance<Expression>(x))
+                  throw TypeError("broadcast: x must be an Expression, not " +
+                                  std::string(nb::str(nb::type_name(x.type())).c_str()));
               const Expression& e = nb::cast<const Expression&>(x);
               Sizes s = to_sizes(shape, "broadcast shape");
               if (s == e.sizes()) return x;  // same shape: the expression itself
@@ -270,13 +297,7 @@ void bind_core(nb::module_& m) {
     m.def("reinterpret",
           [](const Expression& x, std::vector<int64_t> sizes, std::optional<std::vector<int64_t>> strides, nb::handle dtype) {
               std::optional<Strides> st;
-              if (strides) {
-                  st.emplace();
-                  for (int64_t s : *strides) {
-                      if (s < 0 || s > int64_t(UINT32_MAX)) throw ValueError("reinterpret: strides are unsigned 32-bit integers");
-                      st->push_back(uint32_t(s));
-                  }
-              }
+              if (strides) st = to_strides(*strides, "reinterpret strides");
               return reinterpret(x, dtype.is_none() ? x.data_type() : to_data_type(dtype), to_sizes(sizes, "reinterpret sizes"), st);
           },
           "x"_a, "sizes"_a, "strides"_a = nb::none(), nb::kw_only(), "dtype"_a = nb::none(),

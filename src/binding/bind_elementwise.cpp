@@ -1,6 +1,10 @@
-// Element-wise operators, ScaleBias, cast, and Python's arithmetic operators on Expression.
+// Element-wise operators, ScaleBias, the RoundingMode and IsInfinityMode enums, cast, and Python's arithmetic and
+// bitwise operators on Expression.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <list>
 
 #include "../core/errors.h"
 #include "../core/ops/elementwise.h"
@@ -11,7 +15,8 @@ namespace dml::binding {
 
 namespace {
 
-// Operators on Expression: another Expression, or a Python number riding scale/bias (see ops/elementwise.h).
+// Operators on Expression: another Expression, or a Python number. On a float tensor + - * / ride scale/bias
+// (see ops/elementwise.h); anything else makes the number a one-element constant of the tensor's type.
 nb::object expr_binary(const Expression& a, nb::handle b, BinaryFunction f, bool reflected) {
     if (nb::isinstance<Expression>(b)) {
         const Expression& e = nb::cast<const Expression&>(b);
@@ -20,19 +25,17 @@ nb::object expr_binary(const Expression& a, nb::handle b, BinaryFunction f, bool
     if (nb::isinstance<nb::bool_>(b) || !(nb::isinstance<nb::float_>(b) || nb::isinstance<nb::int_>(b)))
         return nb::borrow(Py_NotImplemented);
     double s = nb::cast<double>(b);
-    switch (f) {
-        case BinaryFunction::Add: return nb::cast(add_scalar(a, s));
-        case BinaryFunction::Multiply: return nb::cast(multiply_scalar(a, s));
-        case BinaryFunction::Subtract: return nb::cast(reflected ? scalar_subtract(s, a) : add_scalar(a, -s));
-        case BinaryFunction::Divide:
-            if (reflected) return nb::cast(scalar_divide(s, a));
-            if (is_float(a.data_type())) return nb::cast(multiply_scalar(a, 1.0 / s));
-            return nb::cast(binary(a, scalar_constant(a, s), f));
-        default: {
-            Expression c = scalar_constant(a, s);
-            return nb::cast(reflected ? binary(c, a, f) : binary(a, c, f));
+    if (is_float(a.data_type())) {
+        switch (f) {
+            case BinaryFunction::Add: return nb::cast(add_scalar(a, s));
+            case BinaryFunction::Multiply: return nb::cast(multiply_scalar(a, s));
+            case BinaryFunction::Subtract: return nb::cast(reflected ? scalar_subtract(s, a) : add_scalar(a, -s));
+            case BinaryFunction::Divide: return nb::cast(reflected ? scalar_divide(s, a) : multiply_scalar(a, 1.0 / s));
+            default: break;
         }
     }
+    Expression c = scalar_constant(a, s);
+    return nb::cast(reflected ? binary(c, a, f) : binary(a, c, f));
 }
 
 void def_unary(nb::module_& m, const char* name, UnaryFunction f, const char* doc) {
@@ -40,16 +43,29 @@ void def_unary(nb::module_& m, const char* name, UnaryFunction f, const char* do
           nb::kw_only(), "scale_bias"_a = nb::none(), doc);
 }
 
+void def_plain_unary(nb::module_& m, const char* name, UnaryFunction f, const char* doc) {
+    m.def(name, [f](const Expression& x) { return unary(x, f, std::nullopt); }, "x"_a, doc);
+}
+
 void def_binary(nb::module_& m, const char* name, BinaryFunction f, const char* doc) {
     m.def(name, [f](const Expression& a, const Expression& b) { return binary(a, b, f); }, "a"_a, "b"_a, doc);
+}
+
+void def_compare(nb::module_& m, const char* name, CompareFunction f, const char* doc) {
+    m.def(name, [f](const Expression& a, const Expression& b, nb::handle t) { return compare(a, b, f, to_data_type(t)); },
+          "a"_a, "b"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8), doc);
 }
 
 }  // namespace
 
 void bind_expression_operators(nb::class_<Expression>& cls) {
     auto def = [&](const char* name, BinaryFunction f, bool reflected) {
+        // The signature tells type checkers the result is an Expression (NotImplemented is the protocol's).
+        static std::list<std::string> sigs;  // nb::sig keeps the pointer
+        const std::string& sig =
+            sigs.emplace_back(std::string("def ") + name + "(self, other: Expression | int | float, /) -> Expression");
         cls.def(name, [f, reflected](const Expression& a, nb::handle b) { return expr_binary(a, b, f, reflected); },
-                nb::is_operator());
+                nb::is_operator(), nb::sig(sig.c_str()));
     };
     def("__add__", BinaryFunction::Add, false);
     def("__radd__", BinaryFunction::Add, true);
@@ -61,9 +77,21 @@ void bind_expression_operators(nb::class_<Expression>& cls) {
     def("__rtruediv__", BinaryFunction::Divide, true);
     def("__mod__", BinaryFunction::ModulusFloor, false);  // floored, like Python's %
     def("__rmod__", BinaryFunction::ModulusFloor, true);
+    // DirectMLX maps & | ^ << >> ~ to the bit operators. Comparisons stay functions: == is identity.
+    def("__and__", BinaryFunction::BitAnd, false);
+    def("__rand__", BinaryFunction::BitAnd, true);
+    def("__or__", BinaryFunction::BitOr, false);
+    def("__ror__", BinaryFunction::BitOr, true);
+    def("__xor__", BinaryFunction::BitXor, false);
+    def("__rxor__", BinaryFunction::BitXor, true);
+    def("__lshift__", BinaryFunction::BitShiftLeft, false);
+    def("__rlshift__", BinaryFunction::BitShiftLeft, true);
+    def("__rshift__", BinaryFunction::BitShiftRight, false);
+    def("__rrshift__", BinaryFunction::BitShiftRight, true);
     cls.def("__neg__", [](const Expression& x) {
         return is_float(x.data_type()) ? multiply_scalar(x, -1.0) : unary(x, UnaryFunction::Negate, std::nullopt);
     });
+    cls.def("__invert__", [](const Expression& x) { return unary(x, UnaryFunction::BitNot, std::nullopt); });
 }
 
 void bind_elementwise(nb::module_& m) {
@@ -74,6 +102,14 @@ void bind_elementwise(nb::module_& m) {
         .def("__repr__", [](const ScaleBias& s) {
             return "ScaleBias(scale=" + std::to_string(s.scale) + ", bias=" + std::to_string(s.bias) + ")";
         });
+    nb::enum_<RoundingMode>(m, "RoundingMode", "DML_ROUNDING_MODE.")
+        .value("HALVES_TO_NEAREST_EVEN", RoundingMode::HalvesToNearestEven)
+        .value("TOWARD_ZERO", RoundingMode::TowardZero)
+        .value("TOWARD_INFINITY", RoundingMode::TowardInfinity);
+    nb::enum_<IsInfinityMode>(m, "IsInfinityMode", "DML_IS_INFINITY_MODE.")
+        .value("EITHER", IsInfinityMode::Either)
+        .value("POSITIVE", IsInfinityMode::Positive)
+        .value("NEGATIVE", IsInfinityMode::Negative);
 
     def_unary(m, "identity", UnaryFunction::Identity, "A copy of x (DML_OPERATOR_ELEMENT_WISE_IDENTITY).");
     def_unary(m, "abs", UnaryFunction::Abs, "|x|.");
@@ -97,21 +133,73 @@ void bind_elementwise(nb::module_& m) {
     def_unary(m, "tan", UnaryFunction::Tan, "tan x.");
     def_unary(m, "tanh", UnaryFunction::Tanh, "tanh x (DML_OPERATOR_ELEMENT_WISE_TANH).");
     def_unary(m, "negate", UnaryFunction::Negate, "-x.");
-    m.def("sign", [](const Expression& x) { return unary(x, UnaryFunction::Sign, std::nullopt); }, "x"_a,
-          "-1, 0 or 1 by the sign of x.");
+    def_plain_unary(m, "sign", UnaryFunction::Sign, "-1, 0 or 1 by the sign of x.");
+    def_plain_unary(m, "bit_not", UnaryFunction::BitNot, "~x on the stored bits (DML_OPERATOR_ELEMENT_WISE_BIT_NOT).");
+    def_plain_unary(m, "logical_not", UnaryFunction::LogicalNot, "1 where x is 0, else 0.");
+    m.def("threshold",
+          [](const Expression& x, float min, std::optional<ScaleBias> sb) { return unary(x, UnaryFunction::Threshold, sb, min); },
+          "x"_a, nb::kw_only(), "min"_a, "scale_bias"_a = nb::none(),
+          "max(x, min) (DML_OPERATOR_ELEMENT_WISE_THRESHOLD); integers use the least integer >= min.");
+    m.def("pow",
+          [](const Expression& x, const Expression& exponent, std::optional<ScaleBias> sb) { return pow(x, exponent, sb); },
+          "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none(),
+          "x ** exponent: a tensor exponent of x's shape (DML_OPERATOR_ELEMENT_WISE_POW, any allowed type), or a "
+          "number (DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW).");
+    m.def("pow",
+          [](const Expression& x, float exponent, std::optional<ScaleBias> sb) {
+              return unary(x, UnaryFunction::ConstantPow, sb, exponent);
+          },
+          "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none());
+    m.def("round", [](const Expression& x, RoundingMode mode) { return round(x, mode); }, "x"_a, nb::kw_only(),
+          "rounding_mode"_a = RoundingMode::HalvesToNearestEven, "x rounded to an integer value.");
+    m.def("is_nan",
+          [](const Expression& x, nb::handle t) { return typed_unary(x, TypedUnaryFunction::IsNaN, to_data_type(t)); },
+          "x"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8), "1 where x is NaN, else 0.");
+    m.def("is_infinity",
+          [](const Expression& x, IsInfinityMode mode, nb::handle t) {
+              return typed_unary(x, TypedUnaryFunction::IsInfinity, to_data_type(t), mode);
+          },
+          "x"_a, nb::kw_only(), "infinity_mode"_a = IsInfinityMode::Either,
+          "output_data_type"_a = nb::cast(DataType::UInt8), "1 where x is an infinity of the chosen sign, else 0.");
+    m.def("bit_count",
+          [](const Expression& x, nb::handle t) { return typed_unary(x, TypedUnaryFunction::BitCount, to_data_type(t)); },
+          "x"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8),
+          "The number of set bits in each element's stored bits.");
 
     m.def("add", [](const Expression& a, const Expression& b, FusedActivation f) { return binary(a, b, BinaryFunction::Add, f); },
-          "a"_a, "b"_a, nb::kw_only(), "fused_activation"_a = FusedActivation{}, "a + b, with an optional fused activation.");
+          "a"_a, "b"_a, nb::kw_only(), "fused_activation"_a = FusedActivation{},
+          "a + b (DML_OPERATOR_ELEMENT_WISE_ADD; ADD1 with a fused activation).");
     def_binary(m, "subtract", BinaryFunction::Subtract, "a - b.");
     def_binary(m, "multiply", BinaryFunction::Multiply, "a * b.");
     def_binary(m, "divide", BinaryFunction::Divide, "a / b.");
     def_binary(m, "max", BinaryFunction::Max, "The larger of a and b.");
     def_binary(m, "min", BinaryFunction::Min, "The smaller of a and b.");
+    def_binary(m, "mean", BinaryFunction::Mean, "(a + b) / 2; integers round toward zero.");
+    def_binary(m, "difference_square", BinaryFunction::DifferenceSquare, "(a - b) ** 2.");
+    def_binary(m, "atan_yx", BinaryFunction::ATanYX, "atan2(a, b): the angle of the point (x=b, y=a).");
     def_binary(m, "modulus_floor", BinaryFunction::ModulusFloor, "a mod b, with the sign of b (Python's %).");
     def_binary(m, "modulus_truncate", BinaryFunction::ModulusTruncate, "a mod b, with the sign of a (C's fmod).");
+    def_binary(m, "logical_and", BinaryFunction::LogicalAnd, "1 where a and b are both nonzero, else 0.");
+    def_binary(m, "logical_or", BinaryFunction::LogicalOr, "1 where a or b is nonzero, else 0.");
+    def_binary(m, "logical_xor", BinaryFunction::LogicalXor, "1 where exactly one of a and b is nonzero, else 0.");
+    def_binary(m, "bit_and", BinaryFunction::BitAnd, "a & b on the stored bits.");
+    def_binary(m, "bit_or", BinaryFunction::BitOr, "a | b on the stored bits.");
+    def_binary(m, "bit_xor", BinaryFunction::BitXor, "a ^ b on the stored bits.");
+    def_binary(m, "bit_shift_left", BinaryFunction::BitShiftLeft, "a << b (0 once b reaches the width).");
+    def_binary(m, "bit_shift_right", BinaryFunction::BitShiftRight, "a >> b (0 once b reaches the width).");
+
+    def_compare(m, "equals", CompareFunction::Equals, "1 where a == b, else 0.");
+    def_compare(m, "greater_than", CompareFunction::GreaterThan, "1 where a > b, else 0.");
+    def_compare(m, "greater_than_or_equal", CompareFunction::GreaterThanOrEqual, "1 where a >= b, else 0.");
+    def_compare(m, "less_than", CompareFunction::LessThan, "1 where a < b, else 0.");
+    def_compare(m, "less_than_or_equal", CompareFunction::LessThanOrEqual, "1 where a <= b, else 0.");
+    m.def("where", &if_then_else, "condition"_a, "a"_a, "b"_a,
+          "a where the UINT8 condition is nonzero, else b (DirectMLX's If, DML_OPERATOR_ELEMENT_WISE_IF).");
 
     m.def("clip", &clip, "x"_a, nb::kw_only(), "min"_a, "max"_a, "scale_bias"_a = nb::none(),
           "x clamped to [min, max] (DML_OPERATOR_ELEMENT_WISE_CLIP1).");
+    m.def("clip_grad", &clip_grad, "input"_a, "input_gradient"_a, nb::kw_only(), "min"_a, "max"_a,
+          "input_gradient where min < input < max, else 0 (DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1).");
     m.def("cast", [](const Expression& x, nb::handle t) { return cast(x, to_data_type(t)); }, "x"_a, nb::kw_only(),
           "target_data_type"_a, "x converted to another element type (DML_OPERATOR_CAST).");
 }

@@ -1,4 +1,4 @@
-// reduce and its ReduceFunction enum.
+// reduce, the cumulative scans, top_k and non_zero_coordinates, with the ReduceFunction and AxisDirection enums.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
@@ -23,13 +23,48 @@ void bind_reduce(nb::module_& m) {
         .value("MULTIPLY", ReduceFunction::Multiply)
         .value("SUM", ReduceFunction::Sum)
         .value("SUM_SQUARE", ReduceFunction::SumSquare);
+    nb::enum_<AxisDirection>(m, "AxisDirection", "DML_AXIS_DIRECTION.")
+        .value("INCREASING", AxisDirection::Increasing)
+        .value("DECREASING", AxisDirection::Decreasing);
+
+    // Multi-output results are namedtuples, created once and held for the life of the process.
+    auto namedtuple = [&](const char* name, const char* fields) {
+        nb::handle type = nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
+        m.attr(name) = type;
+        return type;
+    };
+    nb::handle top_k_outputs = namedtuple("TopKOutputs", "values indices");
+    nb::handle non_zero_outputs = namedtuple("NonZeroCoordinatesOutputs", "count coordinates");
+
     m.def("reduce",
           [](const Expression& x, ReduceFunction f, std::optional<std::vector<uint32_t>> axes, nb::handle output_dtype) {
               DataType out = output_dtype.is_none() ? DataType::UInt32 : to_data_type(output_dtype);
               return reduce(x, f, axes.value_or(std::vector<uint32_t>{}), out);
           },
           "x"_a, nb::kw_only(), "function"_a, "axes"_a = nb::none(), "output_dtype"_a = nb::none(),
-          "Reduces `axes` (default: all) to size 1; ARGMAX/ARGMIN give `output_dtype` indices (UINT32 by default).");
+          "Reduces `axes` (default: all) to size 1 (DML_OPERATOR_REDUCE); ARGMAX/ARGMIN give the first extreme's "
+          "row-major index within the reduced axes as `output_dtype` (UINT32 by default).");
+    m.def("cumulative_summation", &cumulative_summation, "x"_a, nb::kw_only(), "axis"_a, "axis_direction"_a,
+          "has_exclusive_sum"_a, "Running sums along `axis` (DML_OPERATOR_CUMULATIVE_SUMMATION).");
+    m.def("cumulative_product", &cumulative_product, "x"_a, nb::kw_only(), "axis"_a, "axis_direction"_a,
+          "has_exclusive_product"_a, "Running products along `axis` (DML_OPERATOR_CUMULATIVE_PRODUCT).");
+    m.def("top_k",
+          [top_k_outputs](const Expression& x, uint32_t axis, uint32_t k, AxisDirection direction, nb::handle indices_dtype) {
+              DataType index_type = indices_dtype.is_none() ? DataType::UInt32 : to_data_type(indices_dtype);
+              TopKOutputs r = top_k(x, axis, k, direction, index_type);
+              return top_k_outputs(nb::cast(r.values), nb::cast(r.indices));
+          },
+          "x"_a, nb::kw_only(), "axis"_a, "k"_a, "axis_direction"_a, "indices_dtype"_a = nb::none(),
+          "The k largest (DECREASING) or smallest (INCREASING) elements along `axis`, sorted, ties by ascending "
+          "index (DML_OPERATOR_TOP_K1): TopKOutputs(values, indices); indices are UINT32 (default) or UINT64.");
+    m.def("non_zero_coordinates",
+          [non_zero_outputs](const Expression& x) {
+              NonZeroCoordinatesOutputs r = non_zero_coordinates(x);
+              return non_zero_outputs(nb::cast(r.count), nb::cast(r.coordinates));
+          },
+          "x"_a,
+          "Coordinates of the non-zero elements in ascending element order (DML_OPERATOR_NONZERO_COORDINATES): "
+          "NonZeroCoordinatesOutputs(count UINT32[1], coordinates UINT32[elements, rank]); rows past count are 0.");
 }
 
 }  // namespace dml::binding

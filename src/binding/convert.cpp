@@ -2,7 +2,10 @@
 
 #include <nanobind/stl/string.h>
 
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <limits>
 #include <vector>
 
@@ -35,13 +38,18 @@ SourceType source_type(const nb::dlpack::dtype& t, const std::string& who) {
             break;
         default: break;
     }
-    throw ValueError(who + ": arrays of this element type (DLPack code " + std::to_string(t.code) + ", " +
-                     std::to_string(t.bits) + " bits) cannot be converted to a tensor");
+    const std::string bits = std::to_string(t.bits);
+    const std::string name = C(t.code) == C::Complex ? "complex" + bits
+                             : C(t.code) == C::Bfloat ? "bfloat" + bits
+                             : C(t.code) == C::Float  ? "float" + bits
+                                                      : "DLPack type code " + std::to_string(t.code) + " of " + bits + " bits";
+    throw ValueError(who + ": " + name + " arrays have no DirectML tensor type; call .astype() explicitly");
 }
 
+// "an int32 array", "a uint8 array", "a bool array".
 std::string source_name(SourceType s) {
-    static const char* kinds[] = {"bool", "int", "uint", "float"};
-    return s.kind == SourceType::Bool ? "bool" : kinds[s.kind] + std::to_string(s.bits);
+    static const char* kinds[] = {"a bool", "an int", "a uint", "a float"};
+    return kinds[s.kind] + (s.kind == SourceType::Bool ? std::string() : std::to_string(s.bits)) + " array";
 }
 
 // The cast rule: within a dtype kind, or where NumPy calls the cast safe.
@@ -67,13 +75,28 @@ DataType exact_type(SourceType s) {
     }
 }
 
-// Reads element `offset` of a source array as the compute type of the target.
+// float64 -> float16 through float would round twice; rounding to odd in float first keeps the result the
+// correctly rounded one (float has more than two bits beyond float16's precision).
+float to_float_round_to_odd(double d) {
+    float f = float(d);
+    if (!std::isfinite(d) || double(f) == d) return f;
+    if (std::fabs(double(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
+// Reads element `offset` of a source array as the target type. Loads go through memcpy: the array may be
+// misaligned.
 template <class To>
 To read_as(const std::byte* base, SourceType s, int64_t offset) {
     using CT = compute_t<To>;
-    auto get = [&]<class From>() { return To(CT(compute_t<From>(reinterpret_cast<const From*>(base)[offset]))); };
+    auto get = [&]<class From>() {
+        From v;
+        std::memcpy(&v, base + offset * int64_t(sizeof(From)), sizeof(From));
+        if constexpr (std::is_same_v<To, half> && std::is_same_v<From, double>) return To(to_float_round_to_odd(v));
+        else return To(CT(compute_t<From>(v)));
+    };
     switch (s.kind) {
-        case SourceType::Bool: return To(CT(reinterpret_cast<const uint8_t*>(base)[offset] != 0));
+        case SourceType::Bool: return To(CT(std::to_integer<uint8_t>(base[offset]) != 0));
         case SourceType::Float:
             if (s.bits == 16) return get.template operator()<half>();
             if (s.bits == 32) return get.template operator()<float>();
@@ -138,10 +161,20 @@ Sizes to_sizes(const std::vector<int64_t>& v, const std::string& what) {
     return s;
 }
 
-nb::tuple to_tuple(const std::vector<uint32_t>& v) {
+Strides to_strides(const std::vector<int64_t>& v, const std::string& what) {
+    Strides s;
+    for (int64_t x : v) {
+        if (x < 0 || x > int64_t(std::numeric_limits<uint32_t>::max()))
+            throw ValueError(what + " must be unsigned 32-bit integers, got " + std::to_string(x));
+        s.push_back(uint32_t(x));
+    }
+    return s;
+}
+
+IntTuple to_tuple(const std::vector<uint32_t>& v) {
     nb::list l;
     for (uint32_t x : v) l.append(x);
-    return nb::tuple(l);
+    return IntTuple(nb::tuple(l));
 }
 
 HostArray as_host_array(nb::handle value, const std::string& who) {
@@ -158,25 +191,42 @@ HostArray as_host_array(nb::handle value, const std::string& who) {
                     std::string(nb::str(nb::type_name(value.type())).c_str()));
 }
 
+uint32_t array_dimension(const HostArray& array, size_t i, const std::string& who) {
+    // Checked, not truncated: a wrapped size could match the tensor and the copy would run past it.
+    if (array.shape(i) > std::numeric_limits<uint32_t>::max())
+        throw ValueError(who + ": the array's dimension " + std::to_string(i) + " has " +
+                         std::to_string(array.shape(i)) + " elements, more than DirectML's 32-bit sizes allow");
+    return uint32_t(array.shape(i));
+}
+
+Sizes tensor_shape_of(const HostArray& array, const std::string& who) {
+    Sizes shape;
+    for (size_t i = 0; i < array.ndim(); ++i) shape.push_back(array_dimension(array, i, who));
+    if (shape.empty()) shape.push_back(1);
+    return shape;
+}
+
 std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
                                         const std::string& who, bool allow_borrow) {
     SourceType src = source_type(array.dtype(), who);
     if (!castable(src, desc.data_type))
-        throw ValueError(who + ": cannot convert a " + source_name(src) + " array to " +
+        throw ValueError(who + ": cannot convert " + source_name(src) + " to " +
                          std::string(data_type_name(desc.data_type)) + " (it would change the kind of value); call .astype() explicitly");
     uint64_t count = 1;
     Sizes shape;
     for (size_t i = 0; i < array.ndim(); ++i) {
         count *= array.shape(i);
-        shape.push_back(uint32_t(array.shape(i)));
+        shape.push_back(array_dimension(array, i, who));
     }
     const bool flat = array.ndim() <= 1;
     if (!(array.ndim() == desc.rank() && shape == desc.sizes) && !(flat && count == desc.element_count()))
         throw ValueError(who + ": an array of shape " + sizes_to_string(shape) + " (" + std::to_string(count) +
-                         " elements) does not fill the tensor " + desc.to_string());
+                         (count == 1 ? " element" : " elements") + ") does not fill the tensor " + desc.to_string());
     const uint64_t total = desc.total_tensor_size_in_bytes();
     const uint64_t packed = desc.element_count() * element_size(desc.data_type);
-    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array))
+    // Borrowed memory is read in place by the kernels: it must be packed and aligned like memory of its own.
+    const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
+    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned)
         return device.stage(array.data(), packed);
     std::vector<std::byte> host(total, std::byte{0});
     const std::byte* base = static_cast<const std::byte*>(array.data());

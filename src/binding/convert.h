@@ -19,12 +19,20 @@ DataType to_data_type(nb::handle dtype);
 nb::object to_numpy_dtype(DataType type);
 // Sizes from a sequence of Python ints; ValueError for a non-positive or oversized one. `what` names it.
 Sizes to_sizes(const std::vector<int64_t>& v, const std::string& what);
-nb::tuple to_tuple(const std::vector<uint32_t>& v);
+// Strides from a sequence of Python ints; ValueError for a negative or oversized one. `what` names them.
+Strides to_strides(const std::vector<int64_t>& v, const std::string& what);
+using IntTuple = nb::typed<nb::tuple, int, nb::ellipsis>;  // tuple[int, ...] in the stubs
+IntTuple to_tuple(const std::vector<uint32_t>& v);
 
 // A host array viewed as DLPack describes it (any dtype NumPy has, any strides).
 using HostArray = nb::ndarray<nb::ro, nb::device::cpu>;
 // `value` as a host array: arrays pass as they are, anything else goes through numpy.asarray. TypeError if neither.
 HostArray as_host_array(nb::handle value, const std::string& who);
+
+// Dimension i of `array` as a DirectML size; ValueError past 32 bits.
+uint32_t array_dimension(const HostArray& array, size_t i, const std::string& who);
+// The tensor shape an array gives when no sizes are asked for: its own, [1] for a 0-d array.
+Sizes tensor_shape_of(const HostArray& array, const std::string& who);
 
 // Converts `array` to `desc`'s type and packed layout in new device memory of desc's total size (zero padded).
 // The array must have desc's shape or be flat with its element count; its dtype must convert within a kind or

@@ -15,6 +15,16 @@ namespace {
 PyObject* g_device_error = nullptr;
 PyObject* g_out_of_memory = nullptr;
 
+// An exception class of this module. Its qualified name follows the module's own (directml._core), so the stub
+// generated from the module declares it, with its attributes (class defaults until an instance sets them).
+PyObject* new_exception(nb::module_& m, const char* name, const char* doc, nb::handle bases, nb::dict attributes) {
+    std::string qualified = nb::cast<std::string>(m.attr("__name__")) + "." + name;
+    PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), attributes.ptr());
+    if (!type) throw nb::python_error();
+    m.attr(name) = nb::handle(type);
+    return type;
+}
+
 void raise_device_error(PyObject* type, const DeviceError& e) {
     nb::object err = nb::steal(PyObject_CallFunction(type, "s", e.what()));
     if (!err.is_valid()) return;
@@ -46,7 +56,9 @@ nb::object dlpack_view(const Buffer& buffer) {
     auto* keep = new std::shared_ptr<Memory>(buffer.memory);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Memory>*>(p); });
     DLPackDevice dev = buffer.memory->device->dlpack_device();
-    return nb::cast(nb::ndarray<>(buffer.memory->data, dims.size(), dims.data(), owner, nullptr, dt, dev.type, dev.id));
+    // array_api: an object with __dlpack__/__dlpack_device__ that checks dl_device, max_version and copy itself.
+    return nb::cast(nb::ndarray<nb::array_api>(buffer.memory->data, dims.size(), dims.data(), owner, nullptr, dt,
+                                               dev.type, dev.id));
 }
 
 }  // namespace dml::binding
@@ -55,15 +67,15 @@ NB_MODULE(_core, m) {
     using namespace dml::binding;
     m.doc() = "directml's C++ core: graph builder, executors and operators";
 
-    g_device_error = PyErr_NewExceptionWithDoc("directml.DeviceError",
-                                               "An executor's device failed; .code is the backend's error name.",
-                                               PyExc_RuntimeError, nullptr);
-    nb::object bases = nb::make_tuple(nb::handle(g_device_error), nb::handle(PyExc_MemoryError));
-    g_out_of_memory = PyErr_NewExceptionWithDoc("directml.OutOfDeviceMemory",
-                                                "The device could not allocate; .bytes is how much was asked for.",
-                                                bases.ptr(), nullptr);
-    m.attr("DeviceError") = nb::handle(g_device_error);
-    m.attr("OutOfDeviceMemory") = nb::handle(g_out_of_memory);
+    nb::dict device_error_attributes, oom_attributes;
+    device_error_attributes["code"] = "";
+    oom_attributes["bytes"] = 0;
+    g_device_error = new_exception(m, "DeviceError", "An executor's device failed; .code is the backend's error name.",
+                                   PyExc_RuntimeError, device_error_attributes);
+    g_out_of_memory = new_exception(m, "OutOfDeviceMemory",
+                                    "The device could not allocate; .bytes is how much was asked for.",
+                                    nb::make_tuple(nb::handle(g_device_error), nb::handle(PyExc_MemoryError)),
+                                    oom_attributes);
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);

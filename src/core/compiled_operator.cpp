@@ -13,7 +13,7 @@ constexpr uint32_t kUnused = UINT32_MAX;
 }
 
 CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const std::vector<Expression>& outputs)
-    : device_(graph->device()) {
+    : device_(graph->device()), source_(graph) {
     if (outputs.empty()) throw ValueError("compile: needs at least one output");
     for (const Expression& e : outputs)
         if (e.graph != graph) throw ValueError("compile: an output belongs to another graph");
@@ -66,22 +66,25 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         compiled_.outputs.push_back(v);
     }
     plan_ = device_->compile(compiled_);
-    initialized_ = std::none_of(compiled_.inputs.begin(), compiled_.inputs.end(),
-                                [](const auto& in) { return in.kind == InputKind::Owned; });
-    if (initialized_) {
+    // With no owned inputs (constants at most) there is nothing to wait for.
+    if (std::none_of(compiled_.inputs.begin(), compiled_.inputs.end(),
+                     [](const auto& in) { return in.kind == InputKind::Owned; })) {
         std::vector<Memory*> mem;
         for (auto& m : bound_) mem.push_back(m.get());
         plan_->initialize(mem);
+        initialized_ = true;
     }
 }
 
 std::string CompiledOperator::describe_input(uint32_t graph_index) const {
-    return "input " + std::to_string(graph_index) + " '" + graph_input_names_.at(graph_index) + "'";
+    const std::string& name = graph_index < graph_input_names_.size() ? graph_input_names_[graph_index]
+                                                                      : source_->inputs().at(graph_index).name;
+    return "input " + std::to_string(graph_index) + " '" + name + "'";
 }
 
 uint32_t CompiledOperator::slot_for(uint32_t graph_index, Phase phase) const {
     if (graph_index >= slot_of_graph_input_.size())
-        throw ValueError("input " + std::to_string(graph_index) + " was added to the graph after compile()");
+        throw ValueError(describe_input(graph_index) + " was added to the graph after compile()");
     if (slot_of_graph_input_[graph_index] == kUnused)
         throw ValueError(describe_input(graph_index) + " is not used by this operator's outputs");
     uint32_t slot = slot_of_graph_input_[graph_index];
@@ -124,6 +127,7 @@ void CompiledOperator::initialize(std::vector<Binding> bindings) {
 }
 
 std::vector<std::shared_ptr<Memory>> CompiledOperator::dispatch(std::vector<Binding> bindings) {
+    std::lock_guard lock(mutex_);  // also orders this dispatch after a concurrent initialize()
     if (!initialized_) {
         for (const auto& in : compiled_.inputs)
             if (in.kind == InputKind::Owned)
@@ -137,7 +141,6 @@ std::vector<std::shared_ptr<Memory>> CompiledOperator::dispatch(std::vector<Bind
         outputs.push_back(device_->allocate(compiled_.nodes[v.index].outputs[v.output].total_tensor_size_in_bytes()));
         out_mem.push_back(outputs.back().get());
     }
-    std::lock_guard lock(mutex_);
     std::vector<Memory*> in_mem;
     for (auto& m : bound_) in_mem.push_back(m.get());
     for (auto& b : bindings) in_mem[b.slot] = b.memory.get();

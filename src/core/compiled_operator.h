@@ -1,6 +1,7 @@
 // A graph compiled for one device: the cut of the graph the outputs need, the executor's plan, and the owned
 // inputs (weights) bound to it. Checks every binding and names a wrong one as "input N 'name'".
 #pragma once
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -43,12 +44,14 @@ private:
 
     std::shared_ptr<Device> device_;
     CompiledGraph compiled_;
-    std::vector<uint32_t> slot_of_graph_input_;  // UINT32_MAX where a graph input is not used
-    std::vector<std::string> graph_input_names_;  // every graph input at compile time, for messages
+    std::shared_ptr<const Graph> source_;         // names inputs added after compile
+    std::vector<uint32_t> slot_of_graph_input_;   // UINT32_MAX where a graph input is not used
+    std::vector<std::string> graph_input_names_;  // every graph input at compile: read during dispatch, when the
+                                                  // graph may grow on another thread
     std::unique_ptr<Plan> plan_;
     std::vector<std::shared_ptr<Memory>> bound_;  // per slot: constants and owned inputs once initialized
-    bool initialized_ = false;
-    std::mutex mutex_;  // one dispatch at a time: the plan's intermediate memory is shared
+    std::atomic<bool> initialized_ = false;
+    std::mutex mutex_;  // one dispatch or initialize at a time: the plan's intermediate memory is shared
 };
 
 }  // namespace dml

@@ -102,11 +102,11 @@ Expression broadcast(const Expression& x, const Sizes& sizes) {
         else if (from[i] == 1) out[pad + i] = 0;
         else throw ValueError("broadcast: cannot broadcast " + sizes_to_string(from) + " to " + sizes_to_string(sizes));
     }
-    return {x.graph, x.value, TensorDesc(x.data_type(), sizes, out)};
+    return {x.graph, x.value, make_tensor_desc("broadcast", x.data_type(), sizes, out)};
 }
 
 Expression reinterpret(const Expression& x, DataType type, const Sizes& sizes, std::optional<Strides> strides) {
-    TensorDesc view(type, sizes, std::move(strides));
+    TensorDesc view = make_tensor_desc("reinterpret", type, sizes, std::move(strides));
     const TensorDesc& whole = x.graph->value_desc(x.value);
     if (view.extent_in_bytes() > whole.extent_in_bytes())
         throw ValueError("reinterpret: the view " + view.to_string() + " addresses " +

@@ -15,12 +15,29 @@ TensorDesc::TensorDesc(DataType type, Sizes sizes_, std::optional<Strides> strid
     for (uint32_t s : sizes) {
         if (s == 0) throw ValueError("tensor sizes must be positive, got " + sizes_to_string(sizes));
         count *= s;
-        if (count > (uint64_t(1) << 40)) throw ValueError("tensor " + sizes_to_string(sizes) + " is too large");
+        if (count > (uint64_t(1) << 40)) throw ValueError("tensor " + sizes_to_string(sizes) + " has more than 2^40 elements");
     }
     if (strides && strides->size() != sizes.size())
         throw ValueError("strides " + sizes_to_string(*strides) + " do not match the rank of sizes " +
                          sizes_to_string(sizes));
+    if (strides) {
+        // Bound the last addressed element as the element count is bounded, so that byte extents never overflow
+        // (a wrapped extent would pass the bounds checks of views).
+        unsigned __int128 last = 0;
+        for (size_t i = 0; i < sizes.size(); ++i) last += (unsigned __int128)(sizes[i] - 1) * (*strides)[i];
+        if (last >= (uint64_t(1) << 40))
+            throw ValueError("tensor " + sizes_to_string(sizes) + " strides " + sizes_to_string(*strides) +
+                             " addresses elements past the 2^40 limit");
+    }
     if (strides && *strides == packed_strides(sizes)) strides.reset();
+}
+
+TensorDesc make_tensor_desc(std::string_view who, DataType type, Sizes sizes, std::optional<Strides> strides) {
+    try {
+        return TensorDesc(type, std::move(sizes), std::move(strides));
+    } catch (const ValueError& e) {
+        throw ValueError(std::string(who) + ": " + e.what());
+    }
 }
 
 uint64_t TensorDesc::element_count() const {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data_type.h"
@@ -39,6 +40,10 @@ struct TensorDesc {
 
     bool operator==(const TensorDesc&) const;
 };
+
+// TensorDesc(type, sizes, strides), its errors prefixed with `who` (the call that asked for it).
+TensorDesc make_tensor_desc(std::string_view who, DataType type, Sizes sizes,
+                            std::optional<Strides> strides = std::nullopt);
 
 Strides packed_strides(const Sizes& sizes);
 std::string sizes_to_string(const std::vector<uint32_t>& sizes);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "../core/errors.h"
 
 namespace dml::cpu {
@@ -19,6 +21,10 @@ std::string CpuDevice::name() const {
 }
 
 std::shared_ptr<Memory> CpuDevice::allocate(uint64_t bytes) {
+    // The CPU's device memory is the machine's: a block larger than all of it is refused up front, not left to
+    // an overcommitting allocator (whose pages would fail later, at first touch).
+    static const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    if (bytes > physical) throw OutOfDeviceMemory("ENOMEM", bytes, "a CPU allocation");
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
     uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) & ~uint64_t(63);
     void* p = std::aligned_alloc(64, rounded);

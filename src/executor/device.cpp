@@ -29,10 +29,15 @@ std::vector<std::string> available_device_kinds() {
 }
 
 std::shared_ptr<Device> create_device(const std::string& requested, int index) {
-    std::string kind = requested;
+    std::string kind = requested, source;
     if (kind.empty()) {
         const char* forced = std::getenv("DIRECTML_DEVICE");
-        kind = forced && *forced ? forced : available_device_kinds().front();
+        if (forced && *forced) {
+            kind = forced;
+            source = " (from DIRECTML_DEVICE)";
+        } else {
+            kind = available_device_kinds().front();
+        }
     }
     if (index < 0) throw ValueError("device index must not be negative, got " + std::to_string(index));
     if (kind == "cpu") {
@@ -48,7 +53,7 @@ std::shared_ptr<Device> create_device(const std::string& requested, int index) {
     }
     if (kind == "directml")
         throw DeviceError("NOT_BUILT", "this build of directml has no directml executor (it needs Windows or WSL)");
-    throw ValueError("unknown device kind '" + kind + "'; expected 'cpu', 'cuda' or 'directml'");
+    throw ValueError("unknown device kind '" + kind + "'" + source + "; expected 'cpu', 'cuda' or 'directml'");
 }
 
 }  // namespace dml

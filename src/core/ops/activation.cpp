@@ -27,6 +27,8 @@ std::string activation_type_name(ActivationFunction f) {
         case ActivationFunction::ThresholdedRelu: return "DML_OPERATOR_ACTIVATION_THRESHOLDED_RELU";
         case ActivationFunction::Shrink: return "DML_OPERATOR_ACTIVATION_SHRINK";
         case ActivationFunction::Gelu: return "DML_OPERATOR_ACTIVATION_GELU";
+        case ActivationFunction::Swish: return "DML_OPERATOR_ACTIVATION_SWISH";
+        case ActivationFunction::HardSwish: return "DML_OPERATOR_ACTIVATION_HARD_SWISH";
     }
     return "unknown";
 }
@@ -40,8 +42,19 @@ std::string SoftmaxDesc::type_name() const {
     return "unknown";
 }
 
+namespace {
+// DirectML's activation tables: FLOAT32 and FLOAT16; RELU and PARAMETERIZED_RELU also the signed integers.
+const std::initializer_list<DataType> kFloat = {DataType::Float32, DataType::Float16};
+const std::initializer_list<DataType> kFloatSigned = {DataType::Float32, DataType::Float16, DataType::Int32,
+                                                      DataType::Int16, DataType::Int8};
+}  // namespace
+
 void check_fused_activation(std::string_view op, const FusedActivation& f, DataType type) {
-    if (!f.is_none() && !is_float(type))
+    if (f.is_none()) return;
+    if (f.function == ActivationFunction::Gelu || f.function == ActivationFunction::Swish ||
+        f.function == ActivationFunction::HardSwish)
+        throw ValueError(std::string(op) + ": " + activation_type_name(f.function) + " cannot be fused");
+    if (!is_float(type))
         throw ValueError(std::string(op) + ": a fused activation needs a float tensor, not " +
                          std::string(data_type_name(type)));
 }
@@ -49,17 +62,26 @@ void check_fused_activation(std::string_view op, const FusedActivation& f, DataT
 Expression activation(const Expression& x, FusedActivation f) {
     std::string name = activation_type_name(f.function);
     if (f.is_none()) throw ValueError("activation: no activation function given");
-    require_types(name, "input", x, {DataType::Float32, DataType::Float16, DataType::Float64});
+    require_types(name, "input", x, f.function == ActivationFunction::Relu ? kFloatSigned : kFloat);
     auto desc = std::make_shared<ActivationDesc>();
     desc->activation = f;
     return add_single(name, desc, {x}, packed_like(x));
+}
+
+Expression activation_parameterized_relu(const Expression& x, const Expression& slope) {
+    auto desc = std::make_shared<ParameterizedReluDesc>();
+    std::string name = desc->type_name();
+    common_graph(name, {&x, &slope});
+    require_same_shape_and_type(name, x, slope);
+    require_types(name, "input", x, kFloatSigned);
+    return add_single(name, desc, {x, slope}, packed_like(x));
 }
 
 Expression activation_softmax(const Expression& x, SoftmaxFunction f, std::optional<std::vector<uint32_t>> axes) {
     auto desc = std::make_shared<SoftmaxDesc>();
     desc->function = f;
     std::string name = desc->type_name();
-    require_types(name, "input", x, {DataType::Float32, DataType::Float16, DataType::Float64});
+    require_types(name, "input", x, kFloat);
     desc->axes = axes ? normalize_axes(name, *axes, x.desc.rank()) : std::vector<uint32_t>{uint32_t(x.desc.rank() - 1)};
     if (desc->axes.empty()) throw ValueError(name + ": axes must not be empty");
     return add_single(name, desc, {x}, packed_like(x));

@@ -27,7 +27,10 @@ enum class ActivationFunction {
     Softsign,
     ThresholdedRelu,    // alpha
     Shrink,             // bias (alpha), threshold (beta)
+    // Not fusable (DirectML's fused-activation list leaves them out): standalone operators only.
     Gelu,
+    Swish,              // sigmoid input scale (alpha)
+    HardSwish,          // alpha, beta
 };
 
 struct FusedActivation {
@@ -53,10 +56,16 @@ struct SoftmaxDesc : OperatorDesc {
     std::string type_name() const override;
 };
 
+// DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU: x if x >= 0 else slope * x, the slope a tensor of x's shape.
+struct ParameterizedReluDesc : OperatorDesc {
+    std::string type_name() const override { return "DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU"; }
+};
+
 Expression activation(const Expression& x, FusedActivation f);  // one builder for every element-wise activation
+Expression activation_parameterized_relu(const Expression& x, const Expression& slope);
 Expression activation_softmax(const Expression& x, SoftmaxFunction f, std::optional<std::vector<uint32_t>> axes);
 
-// Validates that an operator producing `type` can fuse `f` (DirectML fuses float activations only).
+// Validates that an operator producing `type` can fuse `f` (DirectML fuses the activations of its list, on floats).
 void check_fused_activation(std::string_view op, const FusedActivation& f, DataType type);
 
 }  // namespace dml

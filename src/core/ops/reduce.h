@@ -1,4 +1,5 @@
-// DML_OPERATOR_REDUCE (and ARGMAX/ARGMIN): reduces the given axes to size 1, keeping the rank.
+// Reductions and scans: DML_OPERATOR_REDUCE (every DML_REDUCE_FUNCTION), CUMULATIVE_SUMMATION / PRODUCT, TOP_K1
+// and NONZERO_COORDINATES.
 #pragma once
 #include <vector>
 
@@ -7,14 +8,48 @@
 namespace dml {
 
 enum class ReduceFunction { ArgMax, ArgMin, Average, L1, L2, LogSum, LogSumExp, Max, Min, Multiply, Sum, SumSquare };
+// DML_AXIS_DIRECTION: the traversal order of a scan, and which end of the order top-k keeps.
+enum class AxisDirection { Increasing, Decreasing };
 
 struct ReduceDesc : OperatorDesc {
     ReduceFunction function;
     std::vector<uint32_t> axes;  // sorted, unique
+    std::string type_name() const override { return "DML_OPERATOR_REDUCE"; }
+};
+
+struct CumulativeDesc : OperatorDesc {
+    bool product = false;  // CUMULATIVE_PRODUCT, else CUMULATIVE_SUMMATION
+    uint32_t axis = 0;
+    AxisDirection direction = AxisDirection::Increasing;
+    bool exclusive = false;  // the running tally is written before the current element joins it
     std::string type_name() const override;
+};
+
+struct TopKDesc : OperatorDesc {
+    uint32_t axis = 0, k = 1;
+    AxisDirection direction = AxisDirection::Decreasing;
+    std::string type_name() const override { return "DML_OPERATOR_TOP_K1"; }
+};
+
+struct NonZeroCoordinatesDesc : OperatorDesc {
+    std::string type_name() const override { return "DML_OPERATOR_NONZERO_COORDINATES"; }
 };
 
 // Empty axes reduce every axis. ARGMAX/ARGMIN return `output_type` indices (UINT32 by default, as DirectMLX does).
 Expression reduce(const Expression& x, ReduceFunction f, std::vector<uint32_t> axes, DataType output_type);
+Expression cumulative_summation(const Expression& x, uint32_t axis, AxisDirection direction, bool exclusive);
+Expression cumulative_product(const Expression& x, uint32_t axis, AxisDirection direction, bool exclusive);
+
+struct TopKOutputs {
+    Expression values, indices;
+};
+// `k` replaces the size of `axis` in both outputs (DirectML's rule; DirectMLX resizes the last axis instead).
+TopKOutputs top_k(const Expression& x, uint32_t axis, uint32_t k, AxisDirection direction, DataType index_type);
+
+struct NonZeroCoordinatesOutputs {
+    Expression count;        // UINT32 [1]
+    Expression coordinates;  // UINT32 [element count, rank]; rows past `count` are zero
+};
+NonZeroCoordinatesOutputs non_zero_coordinates(const Expression& x);
 
 }  // namespace dml

@@ -1,4 +1,5 @@
-// Activation kernels: the element-wise activations and softmax / log-softmax / hardmax over a set of axes.
+// Activation kernels: the element-wise activations, parameterized relu, and softmax / log-softmax / hardmax
+// over a set of axes.
 #include "../../core/ops/activation.h"
 
 #include <algorithm>
@@ -15,17 +16,27 @@ namespace {
 
 void run_activation(const KernelArgs& args) {
     const FusedActivation& f = args.desc<ActivationDesc>().activation;
-    const TensorArg &x = args.inputs[0], &y = args.outputs[0];
-    visit_data_type(y.desc->data_type, [&]<class T>() {
-        if constexpr (std::is_floating_point_v<compute_t<T>>) {
-        const T* in = x.as<T>();
-        T* out = y.as<T>();
-        for_each_row<2>(args.pool, y.desc->sizes, {y.desc->effective_strides(), x.desc->effective_strides()},
-                        [&](auto off, auto st, uint64_t n) {
-                            for (uint64_t j = 0; j < n; ++j)
-                                out[off[0] + j] = T(apply_activation(f, compute_t<T>(in[off[1] + int64_t(j) * st[1]])));
-                        });
-        }
+    visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
+        using C = compute_t<T>;
+        if constexpr (std::is_floating_point_v<C>)
+            map_elements<T, T>(args, [&](T x) { return T(apply_activation(f, C(x))); });
+        else  // integers: RELU only (the builder admits no other)
+            map_elements<T, T>(args, [](T x) { return x > T(0) ? x : T(0); });
+    });
+}
+
+void run_parameterized_relu(const KernelArgs& args) {
+    visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
+        using C = compute_t<T>;
+        map_elements<T, T, T>(args, [](T x, T slope) {
+            if constexpr (std::is_integral_v<C>) {
+                // slope * x wraps as DirectML's integer arithmetic does, without C++'s signed overflow
+                using U = std::make_unsigned_t<C>;
+                return x >= T(0) ? x : T(C(uint64_t(U(slope)) * uint64_t(U(x))));
+            } else {
+                return C(x) >= C(0) ? x : T(C(slope) * C(x));
+            }
+        });
     });
 }
 
@@ -74,6 +85,7 @@ void run_softmax(const KernelArgs& args) {
 
 void register_activation_kernels(KernelTable& t) {
     add_kernel<ActivationDesc>(t, {run_activation});
+    add_kernel<ParameterizedReluDesc>(t, {run_parameterized_relu});
     add_kernel<SoftmaxDesc>(t, {run_softmax});
 }
 

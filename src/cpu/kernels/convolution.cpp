@@ -1,14 +1,16 @@
 // Convolution as im2col + BLAS GEMM per image and group (forward), or GEMM + col2im (backward / transposed).
-// Spatial dimensions are padded to three (leading 1s) so one code path serves 1-D to 3-D.
+// Spatial dimensions are padded to three (leading 1s) so one code path serves 1-D to 3-D. The integer
+// convolutions run the same path in double, exactly (every product and partial sum of 8-bit operands is an
+// integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
-#include "../blas.h"
 #include "activation_math.h"
+#include "blas_gemm.h"
 #include "kernel.h"
+#include "quantization.h"
 
 namespace dml::cpu {
 
@@ -17,10 +19,12 @@ namespace {
 struct ConvShape {
     uint32_t batch, in_channels, out_channels, groups;
     std::array<int64_t, 3> in, out, kernel, stride, dilation, pad;  // spatial, padded to 3 with leading 1s / 0s
-    bool flip;  // DML_CONVOLUTION_MODE_CONVOLUTION flips the filter spatially
-    bool forward;
+    bool flip;     // the filter is used flipped spatially (DML_CONVOLUTION_MODE_CONVOLUTION)
+    bool forward;  // otherwise backward: the adjoint of the forward convolution
 
-    ConvShape(const ConvolutionDesc& d, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y) {
+    ConvShape(const ConvolutionWindow& d, bool flip_, bool forward_, const TensorDesc& x, const TensorDesc& w,
+              const TensorDesc& y)
+        : flip(flip_), forward(forward_) {
         const size_t nd = x.rank() - 2, lead = 3 - nd;
         batch = x.sizes[0], in_channels = x.sizes[1], out_channels = y.sizes[1], groups = d.group_count;
         for (size_t i = 0; i < 3; ++i) {
@@ -33,9 +37,10 @@ struct ConvShape {
             dilation[i] = real ? d.dilations[j] : 1;
             pad[i] = real ? d.start_padding[j] : 0;
         }
-        flip = d.mode == ConvolutionMode::Convolution;
-        forward = d.direction == ConvolutionDirection::Forward;
     }
+    ConvShape(const ConvolutionDesc& d, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y)
+        : ConvShape(d, d.mode == ConvolutionMode::Convolution, d.direction == ConvolutionDirection::Forward, x, w, y) {}
+
     uint64_t in_spatial() const { return uint64_t(in[0]) * in[1] * in[2]; }
     uint64_t out_spatial() const { return uint64_t(out[0]) * out[1] * out[2]; }
     uint64_t kernel_size() const { return uint64_t(kernel[0]) * kernel[1] * kernel[2]; }
@@ -51,11 +56,16 @@ struct ConvShape {
         return forward ? uint64_t(group_in()) * kernel_size() * out_spatial()
                        : uint64_t(group_out()) * kernel_size() * in_spatial();
     }
+    // Workspace elements: packed filter, one packed image, the column buffer, and an accumulator if asked.
+    uint64_t workspace_elements(uint64_t filter_elements, bool accumulator) const {
+        return filter_elements + uint64_t(in_channels) * in_spatial() + col_elements() +
+               (accumulator ? uint64_t(out_channels) * out_spatial() : 0);
+    }
 };
 
-// Copies a strided tensor region [count, inner] (two-level) into packed compute-type memory.
-template <class T, class C>
-void gather_packed(const T* src, const TensorDesc& d, uint32_t n, C* dst) {
+// Image n of a strided [N, C, spatial...] tensor as packed [C, spatial] compute-type values f(value, channel).
+template <class T, class C, class F>
+void gather_packed(const T* src, const TensorDesc& d, uint32_t n, C* dst, F f) {
     Strides s = d.effective_strides();
     const size_t nd = d.rank() - 2;
     std::array<int64_t, 3> sz{1, 1, 1}, st{0, 0, 0};
@@ -65,12 +75,12 @@ void gather_packed(const T* src, const TensorDesc& d, uint32_t n, C* dst) {
         for (int64_t z = 0; z < sz[0]; ++z)
             for (int64_t yy = 0; yy < sz[1]; ++yy)
                 for (int64_t xx = 0; xx < sz[2]; ++xx)
-                    dst[o++] = C(src[int64_t(n) * s[0] + int64_t(c) * s[1] + z * st[0] + yy * st[1] + xx * st[2]]);
+                    dst[o++] = f(src[int64_t(n) * s[0] + int64_t(c) * s[1] + z * st[0] + yy * st[1] + xx * st[2]], c);
 }
 
-// The filter, packed as [rows = filter dim 0, cols = everything else], flipped spatially if asked.
-template <class T, class C>
-void pack_filter(const T* src, const TensorDesc& d, const ConvShape& cs, C* dst) {
+// The filter, packed as [rows = filter dim 0, cols = everything else] of f(value, row), flipped spatially if asked.
+template <class T, class C, class F>
+void pack_filter(const T* src, const TensorDesc& d, const ConvShape& cs, C* dst, F f) {
     Strides s = d.effective_strides();
     const size_t nd = d.rank() - 2;
     std::array<int64_t, 3> st{0, 0, 0};
@@ -83,7 +93,7 @@ void pack_filter(const T* src, const TensorDesc& d, const ConvShape& cs, C* dst)
                     for (int64_t xx = 0; xx < cs.kernel[2]; ++xx) {
                         int64_t kz = cs.flip ? cs.kernel[0] - 1 - z : z, ky = cs.flip ? cs.kernel[1] - 1 - yy : yy,
                                 kx = cs.flip ? cs.kernel[2] - 1 - xx : xx;
-                        dst[o++] = C(src[int64_t(a) * s[0] + int64_t(b) * s[1] + kz * st[0] + ky * st[1] + kx * st[2]]);
+                        dst[o++] = f(src[int64_t(a) * s[0] + int64_t(b) * s[1] + kz * st[0] + ky * st[1] + kx * st[2]], a);
                     }
 }
 
@@ -117,6 +127,7 @@ void im2col(const ConvShape& cs, const C* in, C* col, ThreadPool& pool) {
 }
 
 // Backward: col [out_channels_per_group * K, in_spatial] scatters into out [out_channels_per_group, out_spatial].
+// Contributions landing outside the output (beyond a caller-chosen output size) are dropped.
 template <class C>
 void col2im(const ConvShape& cs, const C* col, C* out, ThreadPool& pool) {
     const uint64_t K = cs.kernel_size(), I = cs.in_spatial(), O = cs.out_spatial();
@@ -144,10 +155,31 @@ void col2im(const ConvShape& cs, const C* col, C* out, ThreadPool& pool) {
     });
 }
 
+// One image: packed input [in_channels, I] and filter (pack_filter's layout) into acc [out_channels, O].
 template <class C>
-void gemm_rowmajor(bool ta, int m, int n, int k, const C* a, int lda, const C* b, int ldb, C* c) {
-    if constexpr (std::is_same_v<C, double>) blas::dgemm(ta, false, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-    else blas::sgemm(ta, false, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+void convolve_image(const ConvShape& cs, const C* filter, const C* input, C* col, C* acc, ThreadPool& pool) {
+    const uint64_t I = cs.in_spatial(), O = cs.out_spatial(), K = cs.kernel_size();
+    const int gi = int(cs.group_in()), go = int(cs.group_out());
+    for (uint32_t g = 0; g < cs.groups; ++g) {
+        const C* in_g = input + uint64_t(g) * gi * I;
+        C* acc_g = acc + uint64_t(g) * go * O;
+        if (cs.forward) {
+            // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O]
+            const C* cols = in_g;
+            if (!cs.pointwise()) {
+                im2col(cs, in_g, col, pool);
+                cols = col;
+            }
+            blas_gemm<C>(false, false, go, int(O), int(gi * K), C(1), filter + uint64_t(g) * go * gi * K, int(gi * K),
+                         cols, int(O), C(0), acc_g, int(O));
+        } else {
+            // col[go*K, I] = filter_g^T [go*K, gi] x in_g[gi, I], then scattered into the output
+            blas_gemm<C>(true, false, int(go * K), int(I), gi, C(1), filter + uint64_t(g) * gi * go * K, int(go * K),
+                         in_g, int(I), C(0), col, int(I));
+            std::fill(acc_g, acc_g + uint64_t(go) * O, C(0));
+            col2im(cs, col, acc_g, pool);
+        }
+    }
 }
 
 template <class T>
@@ -156,42 +188,23 @@ void run_convolution_typed(const KernelArgs& args) {
     const auto& d = args.desc<ConvolutionDesc>();
     const TensorArg &x = args.inputs[0], &w = args.inputs[1], &bias = args.inputs[2], &y = args.outputs[0];
     ConvShape cs(d, *x.desc, *w.desc, *y.desc);
-    const uint64_t I = cs.in_spatial(), O = cs.out_spatial(), K = cs.kernel_size();
+    const uint64_t O = cs.out_spatial();
     C* filter = reinterpret_cast<C*>(args.workspace);
     C* input = filter + w.desc->element_count();
-    C* col = input + uint64_t(cs.in_channels) * I;
+    C* col = input + uint64_t(cs.in_channels) * cs.in_spatial();
     C* acc_f16 = col + cs.col_elements();
-    pack_filter<T, C>(w.as<T>(), *w.desc, cs, filter);
+    auto widen = [](T v, uint32_t) { return C(v); };
+    pack_filter<T, C>(w.as<T>(), *w.desc, cs, filter, widen);
     std::vector<C> bias_values(cs.out_channels, C(0));
     if (bias) {
         Strides bs = bias.desc->effective_strides();
         for (uint32_t m = 0; m < cs.out_channels; ++m) bias_values[m] = C(bias.as<T>()[int64_t(m) * bs[1]]);
     }
-    const int gi = int(cs.group_in()), go = int(cs.group_out());
     for (uint32_t n = 0; n < cs.batch; ++n) {
-        gather_packed<T, C>(x.as<T>(), *x.desc, n, input);
+        gather_packed<T, C>(x.as<T>(), *x.desc, n, input, widen);
         T* out = y.as<T>() + uint64_t(n) * cs.out_channels * O;
         C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : acc_f16;
-        for (uint32_t g = 0; g < cs.groups; ++g) {
-            const C* in_g = input + uint64_t(g) * gi * I;
-            C* acc_g = acc + uint64_t(g) * go * O;
-            if (cs.forward) {
-                // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O]
-                const C* cols = in_g;
-                if (!cs.pointwise()) {
-                    im2col(cs, in_g, col, args.pool);
-                    cols = col;
-                }
-                gemm_rowmajor<C>(false, go, int(O), int(gi * K), filter + uint64_t(g) * go * gi * K, int(gi * K),
-                                 cols, int(O), acc_g);
-            } else {
-                // col[go*K, I] = filter_g^T [go*K, gi] x in_g[gi, I], then scattered into the output
-                gemm_rowmajor<C>(true, int(go * K), int(I), gi, filter + uint64_t(g) * gi * go * K, int(go * K), in_g,
-                                 int(I), col);
-                std::fill(acc_g, acc_g + uint64_t(go) * O, C(0));
-                col2im(cs, col, acc_g, args.pool);
-            }
-        }
+        convolve_image(cs, filter, input, col, acc, args.pool);
         args.pool.parallel_for(cs.out_channels, 1, [&](size_t b, size_t e) {
             for (size_t m = b; m < e; ++m)
                 for (uint64_t i = 0; i < O; ++i)
@@ -210,15 +223,94 @@ uint64_t convolution_workspace(const Node& node) {
     const auto& d = static_cast<const ConvolutionDesc&>(*node.desc);
     const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[1]->desc, &y = node.outputs[0];
     ConvShape cs(d, x, w, y);
-    uint64_t elems = w.element_count() + uint64_t(cs.in_channels) * cs.in_spatial() + cs.col_elements() +
-                     (y.data_type == DataType::Float16 ? uint64_t(cs.out_channels) * cs.out_spatial() : 0);
+    uint64_t elems = cs.workspace_elements(w.element_count(), y.data_type == DataType::Float16);
     return elems * (y.data_type == DataType::Float64 ? 8 : 4);
+}
+
+// The exact convolution (input - input_zero_point) * (filter - filter_zero_point) of every image, handed to
+// store(acc, n) as [out_channels, O] doubles. Inputs input, input_zero_point, filter, filter_zero_point sit at the
+// given positions.
+template <class Desc, class Store>
+void integer_convolution(const KernelArgs& args, size_t x_at, size_t xz_at, size_t w_at, size_t wz_at, Store store) {
+    const ConvolutionWindow& d = args.desc<Desc>();
+    const TensorArg &x = args.inputs[x_at], &w = args.inputs[w_at], &wz = args.inputs[wz_at];
+    ConvShape cs(d, false, true, *x.desc, *w.desc, *args.outputs[0].desc);
+    double* filter = reinterpret_cast<double*>(args.workspace);
+    double* input = filter + w.desc->element_count();
+    double* col = input + uint64_t(cs.in_channels) * cs.in_spatial();
+    double* acc = col + cs.col_elements();
+    const double input_zero = parameter<double>(args.inputs[xz_at], 1, 0, 0.0);
+    std::vector<double> filter_zero(cs.out_channels);
+    for (uint32_t m = 0; m < cs.out_channels; ++m) filter_zero[m] = parameter<double>(wz, 1, m, 0.0);
+    visit_data_type(w.desc->data_type, [&]<class T>() {
+        pack_filter<T, double>(w.as<T>(), *w.desc, cs, filter,
+                               [&](T v, uint32_t m) { return double(v) - filter_zero[m]; });
+    });
+    for (uint32_t n = 0; n < cs.batch; ++n) {
+        visit_data_type(x.desc->data_type, [&]<class T>() {
+            gather_packed<T, double>(x.as<T>(), *x.desc, n, input,
+                                     [&](T v, uint32_t) { return double(v) - input_zero; });
+        });
+        convolve_image(cs, filter, input, col, acc, args.pool);
+        store(acc, n);
+    }
+}
+
+void run_convolution_integer(const KernelArgs& args) {
+    const TensorDesc& y = *args.outputs[0].desc;
+    const uint64_t image = y.element_count() / y.sizes[0];
+    int32_t* out = args.outputs[0].as<int32_t>();
+    integer_convolution<ConvolutionIntegerDesc>(args, 0, 1, 2, 3, [&](const double* acc, uint32_t n) {
+        for (uint64_t i = 0; i < image; ++i) out[n * image + i] = wrap_int32(acc[i]);
+    });
+}
+
+// Inputs: input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point, bias, output_scale,
+// output_zero_point. The real value of channel m is (acc + bias[m]) * input_scale * filter_scale[m].
+void run_quantized_linear_convolution(const KernelArgs& args) {
+    const TensorArg &bias = args.inputs[6], &y = args.outputs[0];
+    const uint32_t M = y.desc->sizes[1];
+    const uint64_t O = y.desc->element_count() / (uint64_t(y.desc->sizes[0]) * M);
+    const double input_scale = parameter<double>(args.inputs[1], 1, 0, 0.0);
+    const double out_scale = parameter<double>(args.inputs[7], 1, 0, 0.0);
+    const double out_zero = parameter<double>(args.inputs[8], 1, 0, 0.0);
+    std::vector<double> scale(M), bias_values(M);
+    for (uint32_t m = 0; m < M; ++m) {
+        scale[m] = input_scale * parameter<double>(args.inputs[4], 1, m, 0.0);
+        bias_values[m] = parameter<double>(bias, 1, m, 0.0);
+    }
+    visit_data_type(y.desc->data_type, [&]<class Q>() {
+        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>) {
+            Q* out = y.as<Q>();
+            integer_convolution<QuantizedLinearConvolutionDesc>(args, 0, 2, 3, 5, [&](const double* acc, uint32_t n) {
+                Q* o = out + uint64_t(n) * M * O;
+                for (uint32_t m = 0; m < M; ++m)
+                    for (uint64_t i = 0; i < O; ++i) {
+                        const double real = (acc[m * O + i] + bias_values[m]) * scale[m];
+                        o[m * O + i] = quantize_rounded<Q>(real / out_scale, out_zero);
+                    }
+            });
+        }
+    });
+}
+
+// Integer convolutions: input at 0, filter at `filter_at`.
+template <class Desc, size_t filter_at>
+uint64_t integer_convolution_workspace(const Node& node) {
+    const ConvolutionWindow& d = static_cast<const Desc&>(*node.desc);
+    const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[filter_at]->desc;
+    ConvShape cs(d, false, true, x, w, node.outputs[0]);
+    return cs.workspace_elements(w.element_count(), true) * sizeof(double);
 }
 
 }  // namespace
 
 void register_convolution_kernels(KernelTable& t) {
     add_kernel<ConvolutionDesc>(t, {run_convolution, convolution_workspace});
+    add_kernel<ConvolutionIntegerDesc>(
+        t, {run_convolution_integer, integer_convolution_workspace<ConvolutionIntegerDesc, 2>});
+    add_kernel<QuantizedLinearConvolutionDesc>(
+        t, {run_quantized_linear_convolution, integer_convolution_workspace<QuantizedLinearConvolutionDesc, 3>});
 }
 
 }  // namespace dml::cpu

@@ -1,12 +1,14 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
-// other strided views and float16 are packed into the workspace in the compute type first.
+// other strided views and float16 are packed into the workspace in the compute type first. The integer products
+// run as exact double GEMMs (every product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
 #include <algorithm>
 
-#include "../blas.h"
 #include "activation_math.h"
+#include "blas_gemm.h"
 #include "kernel.h"
+#include "quantization.h"
 
 namespace dml::cpu {
 
@@ -30,6 +32,13 @@ struct MatrixLayout {
         row_stride = s[2], col_stride = s[3], batch_stride[0] = s[0], batch_stride[1] = s[1];
     }
     int64_t offset(uint32_t b, uint32_t c) const { return b * batch_stride[0] + c * batch_stride[1]; }
+    uint64_t count() const { return uint64_t(rows) * cols; }
+    // Copies the matrix at `base` into packed row-major memory as f(value, row, column).
+    template <class T, class C, class F>
+    void pack(const T* base, C* dst, F f) const {
+        for (uint32_t r = 0; r < rows; ++r)
+            for (uint32_t c = 0; c < cols; ++c) dst[uint64_t(r) * cols + c] = f(base[r * row_stride + c * col_stride], r, c);
+    }
 };
 
 template <class T, class C = compute_t<T>>
@@ -40,15 +49,8 @@ BlasMatrix<C> as_blas(const T* base, const MatrixLayout& m, bool trans, C* scrat
         if (m.row_stride == 1 && (m.cols == 1 || m.col_stride >= m.rows))
             return {base, int(std::max<int64_t>(m.cols == 1 ? m.rows : m.col_stride, 1)), !trans};
     }
-    for (uint32_t r = 0; r < m.rows; ++r)
-        for (uint32_t c = 0; c < m.cols; ++c) scratch[r * m.cols + c] = C(base[r * m.row_stride + c * m.col_stride]);
+    m.pack(base, scratch, [](T v, uint32_t, uint32_t) { return C(v); });
     return {scratch, int(m.cols), trans};
-}
-
-template <class C>
-void blas_gemm(bool ta, bool tb, int m, int n, int k, C alpha, BlasMatrix<C> a, BlasMatrix<C> b, C beta, C* c) {
-    if constexpr (std::is_same_v<C, double>) blas::dgemm(ta, tb, m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, n);
-    else blas::sgemm(ta, tb, m, n, k, alpha, a.data, a.ld, b.data, b.ld, beta, c, n);
 }
 
 template <class T>
@@ -60,8 +62,8 @@ void run_gemm_typed(const KernelArgs& args) {
     const bool ta = d.trans_a == MatrixTransform::Transpose, tb = d.trans_b == MatrixTransform::Transpose;
     const uint32_t M = y.desc->sizes[2], N = y.desc->sizes[3], K = ta ? la.rows : la.cols;
     C* scratch_a = reinterpret_cast<C*>(args.workspace);
-    C* scratch_b = scratch_a + uint64_t(la.rows) * la.cols;
-    C* scratch_y = scratch_b + uint64_t(lb.rows) * lb.cols;
+    C* scratch_b = scratch_a + la.count();
+    C* scratch_y = scratch_b + lb.count();
     for (uint32_t i0 = 0; i0 < y.desc->sizes[0]; ++i0)
         for (uint32_t i1 = 0; i1 < y.desc->sizes[1]; ++i1) {
             T* out = y.as<T>() + (uint64_t(i0) * y.desc->sizes[1] + i1) * M * N;
@@ -69,15 +71,13 @@ void run_gemm_typed(const KernelArgs& args) {
             C beta = 0;
             if (c) {
                 MatrixLayout lc(*c.desc);
-                const T* cb = c.as<T>() + lc.offset(i0, i1);
-                for (uint32_t r = 0; r < M; ++r)
-                    for (uint32_t col = 0; col < N; ++col)
-                        acc[r * N + col] = C(cb[r * lc.row_stride + col * lc.col_stride]);
+                lc.pack(c.as<T>() + lc.offset(i0, i1), acc, [](T v, uint32_t, uint32_t) { return C(v); });
                 beta = C(d.beta);
             }
             auto A = as_blas<T>(a.as<T>() + la.offset(i0, i1), la, ta, scratch_a);
             auto B = as_blas<T>(b.as<T>() + lb.offset(i0, i1), lb, tb, scratch_b);
-            blas_gemm<C>(A.trans, B.trans, int(M), int(N), int(K), C(d.alpha), A, B, beta, acc);
+            blas_gemm<C>(A.trans, B.trans, int(M), int(N), int(K), C(d.alpha), A.data, A.ld, B.data, B.ld, beta, acc,
+                         int(N));
             if (!d.fused.is_none() || !std::is_same_v<T, C>) {
                 args.pool.parallel_for(uint64_t(M) * N, 16384, [&](size_t s, size_t e) {
                     for (size_t i = s; i < e; ++i) out[i] = T(apply_activation(d.fused, acc[i]));
@@ -99,8 +99,84 @@ uint64_t gemm_workspace(const Node& node) {
     return elems * (y.data_type == DataType::Float64 ? 8 : 4);
 }
 
+// The exact products (A - a_zero_point) x (B - b_zero_point) of every [batch, channel] pair, each handed to
+// store(acc, matrix_index) as M x N doubles. Inputs a, a_zero_point, b, b_zero_point sit at the given positions.
+template <class Store>
+void integer_products(const KernelArgs& args, size_t a_at, size_t za_at, size_t b_at, size_t zb_at, Store store) {
+    const TensorArg &a = args.inputs[a_at], &za = args.inputs[za_at], &b = args.inputs[b_at], &zb = args.inputs[zb_at];
+    const TensorDesc& y = *args.outputs[0].desc;
+    MatrixLayout la(*a.desc), lb(*b.desc);
+    const uint32_t M = la.rows, K = la.cols, N = lb.cols;
+    double* pa = reinterpret_cast<double*>(args.workspace);
+    double* pb = pa + la.count();
+    double* acc = pb + lb.count();
+    std::vector<double> row_zero(M), column_zero(N);
+    for (uint32_t r = 0; r < M; ++r) row_zero[r] = parameter<double>(za, 2, r, 0.0);
+    for (uint32_t c = 0; c < N; ++c) column_zero[c] = parameter<double>(zb, 3, c, 0.0);
+    for (uint32_t i0 = 0; i0 < y.sizes[0]; ++i0)
+        for (uint32_t i1 = 0; i1 < y.sizes[1]; ++i1) {
+            visit_data_type(a.desc->data_type, [&]<class T>() {
+                la.pack(a.as<T>() + la.offset(i0, i1), pa, [&](T v, uint32_t r, uint32_t) { return double(v) - row_zero[r]; });
+            });
+            visit_data_type(b.desc->data_type, [&]<class T>() {
+                lb.pack(b.as<T>() + lb.offset(i0, i1), pb, [&](T v, uint32_t, uint32_t c) { return double(v) - column_zero[c]; });
+            });
+            blas_gemm<double>(false, false, int(M), int(N), int(K), 1.0, pa, int(K), pb, int(N), 0.0, acc, int(N));
+            store(acc, uint64_t(i0) * y.sizes[1] + i1);
+        }
+}
+
+void run_matrix_multiply_integer(const KernelArgs& args) {
+    const TensorDesc& y = *args.outputs[0].desc;
+    const uint64_t mn = uint64_t(y.sizes[2]) * y.sizes[3];
+    int32_t* out = args.outputs[0].as<int32_t>();
+    integer_products(args, 0, 1, 2, 3, [&](const double* acc, uint64_t matrix) {
+        for (uint64_t i = 0; i < mn; ++i) out[matrix * mn + i] = wrap_int32(acc[i]);
+    });
+}
+
+// Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point. The real product
+// is acc * a_scale[row] * b_scale[column]; it is quantized with the output's per-row scale and zero point.
+void run_quantized_linear_matrix_multiply(const KernelArgs& args) {
+    const TensorArg &as = args.inputs[1], &bs = args.inputs[4], &ys = args.inputs[6], &yz = args.inputs[7];
+    const TensorArg& y = args.outputs[0];
+    const uint32_t M = y.desc->sizes[2], N = y.desc->sizes[3];
+    std::vector<double> a_scale(M), out_scale(M), out_zero(M), b_scale(N);
+    for (uint32_t r = 0; r < M; ++r) {
+        a_scale[r] = parameter<double>(as, 2, r, 0.0);
+        out_scale[r] = parameter<double>(ys, 2, r, 0.0);
+        out_zero[r] = parameter<double>(yz, 2, r, 0.0);
+    }
+    for (uint32_t c = 0; c < N; ++c) b_scale[c] = parameter<double>(bs, 3, c, 0.0);
+    visit_data_type(y.desc->data_type, [&]<class Q>() {
+        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>) {
+            Q* out = y.as<Q>();
+            integer_products(args, 0, 2, 3, 5, [&](const double* acc, uint64_t matrix) {
+                Q* o = out + matrix * M * N;
+                for (uint32_t r = 0; r < M; ++r)
+                    for (uint32_t c = 0; c < N; ++c) {
+                        const double real = acc[uint64_t(r) * N + c] * (a_scale[r] * b_scale[c]);
+                        o[uint64_t(r) * N + c] = quantize_rounded<Q>(real / out_scale[r], out_zero[r]);
+                    }
+            });
+        }
+    });
+}
+
+uint64_t integer_product_workspace(const Node& node) {
+    const TensorDesc& y = node.outputs[0];
+    const uint64_t M = y.sizes[2], N = y.sizes[3];
+    const TensorDesc& a = node.inputs[0]->desc;
+    const uint64_t K = a.sizes[3];
+    return (M * K + K * N + M * N) * sizeof(double);
+}
+
 }  // namespace
 
-void register_gemm_kernels(KernelTable& t) { add_kernel<GemmDesc>(t, {run_gemm, gemm_workspace}); }
+void register_gemm_kernels(KernelTable& t) {
+    add_kernel<GemmDesc>(t, {run_gemm, gemm_workspace});
+    add_kernel<MatrixMultiplyIntegerDesc>(t, {run_matrix_multiply_integer, integer_product_workspace});
+    add_kernel<QuantizedLinearMatrixMultiplyDesc>(t, {run_quantized_linear_matrix_multiply, integer_product_workspace});
+}
 
 }  // namespace dml::cpu

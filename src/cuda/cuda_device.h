@@ -1,0 +1,82 @@
+// The CUDA executor: device memory from a caching pool, one stream per device, our kernels (kernels/) and cuBLASLt
+// (loaded at run time) under GEMM and convolution. Plans record their dispatch as a CUDA graph and replay it.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "../executor/device.h"
+
+namespace dml::cuda {
+
+struct CublasLt;
+
+// Throws dml::DeviceError carrying CUDA's error name unless `e` is cudaSuccess. `what` says which call failed.
+void check(cudaError_t e, std::string_view what);
+// Checks the launch of the kernel just enqueued (`what` names it).
+void check_launch(std::string_view what);
+
+// Makes device `index` current for the calling thread while it lives.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int index);
+    ~DeviceGuard();
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = -1, index_;
+};
+
+class CudaDevice : public Device {
+public:
+    explicit CudaDevice(int index);  // DeviceError when there is no such device or no driver
+    ~CudaDevice() override;
+
+    std::string kind() const override { return "cuda"; }
+    std::string name() const override { return name_; }
+    DLPackDevice dlpack_device() const override { return {2, index_}; }
+    std::shared_ptr<Memory> allocate(uint64_t bytes) override;
+    void upload(Memory& dst, const void* src, uint64_t bytes) override;
+    void download(const Memory& src, void* dst, uint64_t bytes) override;
+    std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
+
+    int index() const { return index_; }
+    int sm_count() const { return sm_count_; }
+    cudaStream_t stream() const { return stream_; }
+    // Held by whoever enqueues work on stream(): a capture must see no other thread's work.
+    std::mutex& stream_mutex() { return stream_mutex_; }
+    // cuBLASLt with a handle for this device, loaded on first use; DeviceError "CUBLASLT_NOT_FOUND" if missing.
+    const CublasLt& cublaslt();
+
+private:
+    void release(void* p, uint64_t rounded);
+    void free_cached();  // returns every cached block to CUDA
+
+    int index_;
+    std::string name_;
+    int sm_count_ = 0;
+    cudaStream_t stream_ = nullptr;
+    std::mutex stream_mutex_;
+    // Freed blocks by rounded size, reused last-in first-out: cudaMalloc and cudaFree are slow (cudaFree
+    // synchronizes the device), and stable addresses let plans replay their recorded CUDA graphs. Blocks are
+    // reused in stream order, since every use of the memory is on stream_.
+    std::mutex pool_mutex_;
+    std::unordered_map<uint64_t, std::vector<void*>> cached_;
+    std::mutex blas_mutex_;
+    std::unique_ptr<CublasLt> blas_;
+};
+
+}  // namespace dml::cuda
+
+namespace dml {
+// Called by executor/device.cpp.
+std::shared_ptr<Device> create_cuda_device(int index);
+bool cuda_device_present();
+}  // namespace dml

@@ -1,0 +1,192 @@
+// What the CUDA kernel files share: element types (float16 is __half and computes as float), strided indexing
+// of DirectML's views (sizes and strides passed by value), grid-stride launches, and the activation math.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+#include <cuda/std/limits>
+#include <type_traits>
+#include <vector>
+
+#include "../../core/data_type.h"
+#include "../../core/errors.h"
+#include "../../core/ops/activation.h"
+#include "../../cpu/kernels/strided.h"
+#include "../cuda_device.h"
+#include "kernel.h"
+
+namespace dml::cuda {
+
+// --- element types ------------------------------------------------------------------------------------------
+
+template <class T> struct Compute { using type = T; };
+template <> struct Compute<__half> { using type = float; };
+template <class T> using compute_of = typename Compute<T>::type;
+template <class T> constexpr bool is_float_v = std::is_floating_point_v<compute_of<T>>;
+
+template <class T> __device__ __forceinline__ compute_of<T> load(const T* p) {
+    if constexpr (std::is_same_v<T, __half>) return __half2float(*p);
+    else return *p;
+}
+template <class T> __device__ __forceinline__ void store(T* p, compute_of<T> v) {
+    if constexpr (std::is_same_v<T, __half>) *p = __float2half_rn(v);
+    else *p = v;
+}
+
+// Calls f.template operator()<T>() with the device type stored for `type`.
+template <class F>
+decltype(auto) visit_type(DataType type, F&& f) {
+    switch (type) {
+        case DataType::Float32: return f.template operator()<float>();
+        case DataType::Float16: return f.template operator()<__half>();
+        case DataType::Float64: return f.template operator()<double>();
+        case DataType::UInt32: return f.template operator()<uint32_t>();
+        case DataType::UInt16: return f.template operator()<uint16_t>();
+        case DataType::UInt8: return f.template operator()<uint8_t>();
+        case DataType::Int32: return f.template operator()<int32_t>();
+        case DataType::Int16: return f.template operator()<int16_t>();
+        case DataType::Int8: return f.template operator()<int8_t>();
+        case DataType::UInt64: return f.template operator()<uint64_t>();
+        case DataType::Int64: return f.template operator()<int64_t>();
+        default: break;
+    }
+    throw ValueError("unknown tensor data type");
+}
+
+// The same for the float types only (the builders admit nothing else where this is used).
+template <class F>
+void visit_float_type(DataType type, F&& f) {
+    switch (type) {
+        case DataType::Float32: return f.template operator()<float>();
+        case DataType::Float16: return f.template operator()<__half>();
+        case DataType::Float64: return f.template operator()<double>();
+        default: throw ValueError("expected a float tensor, got " + std::string(data_type_name(type)));
+    }
+}
+
+// --- strided indexing ----------------------------------------------------------------------------------------
+
+// Element offsets of N operands walking one shape, after the host merged what it could (cpu::StridedLoop):
+// usually one or two dimensions remain.
+template <int N>
+struct Indexer {
+    uint64_t count = 1;
+    int rank = 1;
+    uint32_t sizes[kMaxDimensions] = {1};
+    int64_t strides[N][kMaxDimensions] = {};
+
+    __device__ __forceinline__ void offsets(uint64_t i, int64_t (&off)[N]) const {
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] = 0;
+        // 32-bit division where the count allows: 64-bit division is many instructions.
+        if (count <= UINT32_MAX) {
+            uint32_t r = uint32_t(i);
+#pragma unroll
+            for (int d = kMaxDimensions - 1; d > 0; --d) {
+                if (d >= rank) continue;
+                uint32_t q = r / sizes[d], idx = r - q * sizes[d];
+                r = q;
+#pragma unroll
+                for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * strides[k][d];
+            }
+#pragma unroll
+            for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
+        } else {
+            uint64_t r = i;
+#pragma unroll
+            for (int d = kMaxDimensions - 1; d > 0; --d) {
+                if (d >= rank) continue;
+                uint64_t q = r / sizes[d], idx = r - q * sizes[d];
+                r = q;
+#pragma unroll
+                for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * strides[k][d];
+            }
+#pragma unroll
+            for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
+        }
+    }
+};
+
+template <int N>
+Indexer<N> make_indexer(const Sizes& shape, const std::array<std::vector<int64_t>, N>& strides) {
+    cpu::StridedLoop<N> loop(shape, strides);
+    Indexer<N> ix;
+    ix.rank = int(loop.sizes.size());
+    ix.count = 1;
+    for (int d = 0; d < ix.rank; ++d) {
+        ix.sizes[d] = uint32_t(loop.sizes[d]);  // a merged size can pass 2^32: then it stays split (below)
+        ix.count *= loop.sizes[d];
+        for (int k = 0; k < N; ++k) ix.strides[k][d] = loop.strides[k][d];
+    }
+    for (int d = 0; d < ix.rank; ++d)
+        if (loop.sizes[d] > UINT32_MAX) {
+            // Rare (over 4G elements in one merged run): index the original dimensions instead.
+            ix.rank = int(shape.size());
+            for (int e = 0; e < ix.rank; ++e) {
+                ix.sizes[e] = shape[e];
+                for (int k = 0; k < N; ++k) ix.strides[k][e] = strides[k][e];
+            }
+            break;
+        }
+    return ix;
+}
+
+// --- launches ------------------------------------------------------------------------------------------------
+
+constexpr unsigned kThreads = 256;
+
+// Grid-stride launches fill the device once (2048 threads per multiprocessor) and loop.
+inline unsigned blocks_for(uint64_t count, int sm_count) {
+    uint64_t want = (count + kThreads - 1) / kThreads;
+    uint64_t cap = uint64_t(std::max(sm_count, 1)) * (2048 / kThreads);
+    return unsigned(std::max<uint64_t>(1, std::min(want, cap)));
+}
+
+template <int N, class F>
+__global__ void __launch_bounds__(kThreads) for_each_kernel(Indexer<N> ix, F f) {
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.count;
+         i += uint64_t(gridDim.x) * blockDim.x) {
+        int64_t off[N];
+        ix.offsets(i, off);
+        f(i, off);
+    }
+}
+
+// Runs f(i, offsets) for every element of the indexer on `stream`.
+template <int N, class F>
+void for_each(const Indexer<N>& ix, const F& f, int sm_count, cudaStream_t stream, const char* what) {
+    for_each_kernel<N, F><<<blocks_for(ix.count, sm_count), kThreads, 0, stream>>>(ix, f);
+    check_launch(what);
+}
+
+// --- activations (DirectML's definitions, as cpu/kernels/activation_math.h) ---------------------------------
+
+template <class C>
+__device__ __forceinline__ C apply_activation(const FusedActivation& f, C x) {
+    const C a = C(f.alpha), b = C(f.beta);
+    switch (f.function) {
+        case ActivationFunction::None:
+        case ActivationFunction::Identity: return x;
+        case ActivationFunction::Relu: return x > C(0) ? x : C(0);
+        case ActivationFunction::LeakyRelu: return x >= C(0) ? x : a * x;
+        case ActivationFunction::Sigmoid: return C(1) / (C(1) + exp(-x));
+        case ActivationFunction::Tanh: return tanh(x);
+        case ActivationFunction::Elu: return x >= C(0) ? x : a * (exp(x) - C(1));
+        case ActivationFunction::Celu: return fmax(C(0), x) + fmin(C(0), a * (exp(x / a) - C(1)));
+        case ActivationFunction::HardSigmoid: return fmax(C(0), fmin(a * x + b, C(1)));
+        case ActivationFunction::Linear: return a * x + b;
+        case ActivationFunction::ParametricSoftplus: return a * log1p(exp(b * x));
+        case ActivationFunction::ScaledElu: return x > C(0) ? b * x : b * a * (exp(x) - C(1));
+        case ActivationFunction::ScaledTanh: return a * tanh(b * x);
+        case ActivationFunction::Softplus: return log1p(exp(a * x)) / a;
+        case ActivationFunction::Softsign: return x / (C(1) + fabs(x));
+        case ActivationFunction::ThresholdedRelu: return x > a ? x : C(0);
+        case ActivationFunction::Shrink: return x < -b ? x + a : (x > b ? x - a : C(0));
+        case ActivationFunction::Gelu: return C(0.5) * x * (C(1) + erf(x / C(1.4142135623730951)));
+    }
+    return x;
+}
+
+}  // namespace dml::cuda

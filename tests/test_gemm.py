@@ -1,0 +1,249 @@
+"""gemm, matrix_multiply_integer and quantized_linear_matrix_multiply against NumPy references."""
+
+import numpy as np
+import pytest
+
+import directml as dml
+
+RNG = np.random.default_rng(7)
+TOL = {np.float32: 1e-5, np.float16: 2e-2, np.float64: 1e-12}
+
+
+def run(graph, outputs, feeds=None):
+    return graph.compile(list(outputs))(feeds or {})
+
+
+def rand(shape, dtype=np.float32):
+    return RNG.uniform(-1, 1, shape).astype(dtype)
+
+
+def close(got, want, dtype):
+    tol = TOL[dtype]
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
+
+
+@pytest.fixture
+def graph(device):
+    return dml.Graph(device)
+
+
+# --- gemm ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("with_c", [False, True])
+def test_gemm_transposes_alpha_beta(graph, dtype, trans_a, trans_b, with_c):
+    M, K, N = 5, 7, 3
+    a = rand((2, 3, K, M) if trans_a else (2, 3, M, K), dtype)
+    b = rand((2, 3, N, K) if trans_b else (2, 3, K, N), dtype)
+    c = rand((2, 3, M, N), dtype)
+    ea, eb = graph.input(a.shape, dtype), graph.input(b.shape, dtype)
+    ec = graph.input(c.shape, dtype) if with_c else None
+    T = dml.MatrixTransform
+    y = dml.gemm(ea, eb, ec, trans_a=T.TRANSPOSE if trans_a else T.NONE, trans_b=T.TRANSPOSE if trans_b else T.NONE,
+                 alpha=0.75, beta=-1.5)
+    assert y.shape == (2, 3, M, N) and y.dtype == dtype
+    feeds = {ea: a, eb: b, **({ec: c} if with_c else {})}
+    (got,) = run(graph, [y], feeds)
+    A = a.astype(np.float64).swapaxes(2, 3) if trans_a else a.astype(np.float64)
+    B = b.astype(np.float64).swapaxes(2, 3) if trans_b else b.astype(np.float64)
+    want = 0.75 * (A @ B) + (-1.5 * c.astype(np.float64) if with_c else 0)
+    assert got.dtype == dtype
+    close(got, want, dtype)
+
+
+def test_gemm_defaults_alpha_beta_one(graph):
+    a, b, c = rand((1, 1, 4, 6)), rand((1, 1, 6, 2)), rand((1, 1, 4, 2))
+    ea, eb, ec = graph.input(a.shape), graph.input(b.shape), graph.input(c.shape)
+    (got,) = run(graph, [dml.gemm(ea, eb, ec)], {ea: a, eb: b, ec: c})
+    close(got, a.astype(np.float64) @ b + c, np.float32)
+
+
+FUSED = [
+    (dml.FusedActivation.relu(), lambda x: np.maximum(x, 0)),
+    (dml.FusedActivation.leaky_relu(0.1), lambda x: np.where(x >= 0, x, 0.1 * x)),
+    (dml.FusedActivation.sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+    (dml.FusedActivation.tanh(), np.tanh),
+    (dml.FusedActivation.linear(2.0, -0.5), lambda x: 2 * x - 0.5),
+    (dml.FusedActivation.elu(0.5), lambda x: np.where(x >= 0, x, 0.5 * (np.exp(x) - 1))),
+]
+
+
+@pytest.mark.parametrize("fused,ref", FUSED, ids=lambda v: getattr(v, "function", ""))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_fused_activation(graph, fused, ref, dtype):
+    a, b, c = rand((1, 2, 3, 5), dtype), rand((1, 2, 5, 4), dtype), rand((1, 2, 3, 4), dtype)
+    ea, eb, ec = graph.input(a.shape, dtype), graph.input(b.shape, dtype), graph.input(c.shape, dtype)
+    (got,) = run(graph, [dml.gemm(ea, eb, ec, beta=0.5, fused_activation=fused)], {ea: a, eb: b, ec: c})
+    close(got, ref(a.astype(np.float64) @ b + 0.5 * c.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_transposed_views_and_broadcast_c(graph, dtype):
+    # a and b arrive as transposed views of their buffers (column-major and fully strided), c as a row broadcast
+    M, K, N = 6, 4, 5
+    a_t = rand((1, 1, K, M), dtype)
+    b_big = rand((1, 1, 2 * N, K + 3), dtype)  # b is b_big[..., ::2, :K] read transposed
+    c_row = rand((1, 1, 1, N), dtype)
+    ea_t, eb_big, ec = graph.input(a_t.shape, dtype), graph.input(b_big.shape, dtype), graph.input(c_row.shape, dtype)
+    a_view = dml.reinterpret(ea_t, [1, 1, M, K], [M * K, M * K, 1, M])
+    b_view = dml.reinterpret(eb_big, [1, 1, K, N], [0, 0, 1, 2 * (K + 3)])
+    c_view = dml.broadcast(ec, [1, 1, M, N])
+    assert c_view.strides[2] == 0
+    (got,) = run(graph, [dml.gemm(a_view, b_view, c_view)], {ea_t: a_t, eb_big: b_big, ec: c_row})
+    A = a_t[0, 0].T.astype(np.float64)
+    B = b_big[0, 0, ::2, :K].T.astype(np.float64)
+    close(got[0, 0], A @ B + c_row[0, 0].astype(np.float64), dtype)
+
+
+def test_gemm_broadcast_batch_and_column_c(graph):
+    # a is shared by every batch entry (zero batch stride); c is one column broadcast across the output's columns
+    a, b, c = rand((1, 1, 3, 4)), rand((2, 3, 4, 5)), rand((1, 1, 3, 1))
+    ea, eb, ec = graph.input(a.shape), graph.input(b.shape), graph.input(c.shape)
+    y = dml.gemm(dml.broadcast(ea, [2, 3, 3, 4]), eb, dml.broadcast(ec, [2, 3, 3, 5]))
+    (got,) = run(graph, [y], {ea: a, eb: b, ec: c})
+    close(got, a.astype(np.float64) @ b + c, np.float32)
+
+
+def test_gemm_non_contiguous_numpy_inputs(graph):
+    big = rand((1, 1, 8, 6))
+    a = big[:, :, ::2, 1:5]  # a strided NumPy view, converted at dispatch
+    b = np.asfortranarray(rand((1, 1, 4, 3)))
+    ea, eb = graph.input([1, 1, 4, 4]), graph.input([1, 1, 4, 3])
+    (got,) = run(graph, [dml.gemm(ea, eb)], {ea: a, eb: b})
+    close(got, a.astype(np.float64) @ b, np.float32)
+
+
+def test_gemm_float16_accumulates_wider_than_float16(graph):
+    # 4096 ones of 1.0 sum to 4096 exactly only if the sum is not rounded to float16 along the way
+    a, b = np.ones((1, 1, 1, 4096), np.float16), np.ones((1, 1, 4096, 1), np.float16)
+    ea, eb = graph.input(a.shape, np.float16), graph.input(b.shape, np.float16)
+    (got,) = run(graph, [dml.gemm(ea, eb, alpha=1 / 64)], {ea: a, eb: b})
+    assert got.item() == 64.0
+
+
+def test_gemm_errors(graph):
+    a, b = graph.input([1, 1, 3, 4]), graph.input([1, 1, 4, 5])
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        dml.gemm(a, graph.input([1, 1, 3, 5]))
+    with pytest.raises(ValueError, match="batch and channel sizes differ"):
+        dml.gemm(a, graph.input([2, 1, 4, 5]))
+    with pytest.raises(ValueError, match="must have 4 dimensions"):
+        dml.gemm(graph.input([3, 4]), b)
+    with pytest.raises(ValueError, match="element types differ"):
+        dml.gemm(a, graph.input([1, 1, 4, 5], np.float16))
+    with pytest.raises(ValueError, match="allowed: FLOAT32"):
+        dml.gemm(graph.input([1, 1, 3, 4], np.int32), graph.input([1, 1, 4, 5], np.int32))
+    with pytest.raises(ValueError, match=r"c has sizes \[1, 1, 1, 5\].*broadcast c explicitly"):
+        dml.gemm(a, b, graph.input([1, 1, 1, 5]))
+    with pytest.raises(ValueError, match="c has type FLOAT16"):
+        dml.gemm(a, b, graph.input([1, 1, 3, 5], np.float16))
+    other = dml.Graph(graph.device)
+    with pytest.raises(ValueError, match="different graphs"):
+        dml.gemm(a, other.input([1, 1, 4, 5]))
+    with pytest.raises(TypeError):
+        dml.gemm(a, b, 1.0)
+
+
+# --- integer products ---------------------------------------------------------------------------------------------
+
+
+def randint(shape, dtype):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+
+
+def integer_product(a, b, za=0, zb=0):
+    return (a.astype(np.int64) - np.asarray(za, np.int64)) @ (b.astype(np.int64) - np.asarray(zb, np.int64))
+
+
+@pytest.mark.parametrize("ta,tb", [(np.int8, np.int8), (np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.uint8)])
+@pytest.mark.parametrize("zero_points", ["none", "tensor", "row_column"])
+def test_matrix_multiply_integer(graph, ta, tb, zero_points):
+    M, K, N = 4, 9, 3
+    a, b = randint((2, 1, M, K), ta), randint((2, 1, K, N), tb)
+    ea, eb = graph.input(a.shape, ta), graph.input(b.shape, tb)
+    feeds, za, zb, eza, ezb = {ea: a, eb: b}, 0, 0, None, None
+    if zero_points != "none":
+        za = randint((1, 1, M, 1) if zero_points == "row_column" else (1, 1, 1, 1), ta)
+        zb = randint((1, 1, 1, N) if zero_points == "row_column" else (1, 1, 1, 1), tb)
+        eza, ezb = graph.input(za.shape, ta), graph.input(zb.shape, tb)
+        feeds.update({eza: za, ezb: zb})
+    y = dml.matrix_multiply_integer(ea, eb, eza, ezb)
+    assert y.dtype == np.int32 and y.shape == (2, 1, M, N)
+    (got,) = run(graph, [y], feeds)
+    np.testing.assert_array_equal(got, integer_product(a, b, za, zb))
+
+
+def test_matrix_multiply_integer_strided_a_and_wraps(graph):
+    # a read transposed from its buffer; sums past INT32 wrap around as a 32-bit accumulator does
+    a_t = np.full((1, 1, 140000, 2), -128, np.int8)
+    b = np.full((1, 1, 140000, 1), -128, np.int8)
+    ea_t, eb = graph.input(a_t.shape, np.int8), graph.input(b.shape, np.int8)
+    a_view = dml.reinterpret(ea_t, [1, 1, 2, 140000], [0, 0, 1, 2])
+    (got,) = run(graph, [dml.matrix_multiply_integer(a_view, eb)], {ea_t: a_t, eb: b})
+    exact = 140000 * 128 * 128
+    assert exact > 2**31
+    np.testing.assert_array_equal(got.ravel(), [np.int64(exact).astype(np.int32)] * 2)
+
+
+def quantize_ref(real, scale, zero, dtype):
+    info = np.iinfo(dtype)
+    return np.clip(np.round(real / scale) + zero, info.min, info.max).astype(dtype)
+
+
+@pytest.mark.parametrize("out_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_quantized_linear_matrix_multiply(graph, out_type, per_axis):
+    M, K, N = 3, 6, 4
+    a, b = randint((1, 2, M, K), np.uint8), randint((1, 2, K, N), np.int8)
+    a_scale = RNG.uniform(0.01, 0.05, (1, 1, M, 1) if per_axis else (1, 1, 1, 1)).astype(np.float32)
+    b_scale = RNG.uniform(0.01, 0.05, (1, 1, 1, N) if per_axis else (1, 1, 1, 1)).astype(np.float32)
+    y_scale = RNG.uniform(0.05, 0.2, (1, 1, M, 1) if per_axis else (1, 1, 1, 1)).astype(np.float32)
+    za, zb = randint(a_scale.shape, np.uint8), randint(b_scale.shape, np.int8)
+    zy = randint(y_scale.shape, out_type)
+    arrays = [a, a_scale, b, b_scale, y_scale, za, zb, zy]
+    inputs = [graph.input(x.shape, x.dtype) for x in arrays]
+    y = dml.quantized_linear_matrix_multiply(*inputs)
+    assert y.dtype == out_type
+    (got,) = run(graph, [y], dict(zip(inputs, arrays)))
+    acc = integer_product(a, b, za, zb).astype(np.float64)
+    real = acc * (a_scale.astype(np.float64) * b_scale.astype(np.float64))
+    want = quantize_ref(real, y_scale.astype(np.float64), zy.astype(np.float64), out_type)
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(got)) > 3  # the data exercises more than saturation
+
+
+def test_quantized_linear_matrix_multiply_without_zero_points(graph):
+    a, b = randint((1, 1, 2, 5), np.int8), randint((1, 1, 5, 3), np.int8)
+    s = np.float32([[[[0.02]]]])
+    ea, eb, es = graph.input(a.shape, np.int8), graph.input(b.shape, np.int8), graph.input(s.shape)
+    y = dml.quantized_linear_matrix_multiply(ea, es, eb, es, es, output_dtype=np.int8)
+    assert y.dtype == np.int8
+    (got,) = run(graph, [y], {ea: a, eb: b, es: s})
+    scale = np.float64(s.item())
+    real = integer_product(a, b).astype(np.float64) * (scale * scale)
+    np.testing.assert_array_equal(got, quantize_ref(real, scale, 0.0, np.int8))
+    assert dml.quantized_linear_matrix_multiply(ea, es, eb, es, es).dtype == np.uint8  # the default
+
+
+def test_integer_product_errors(graph):
+    a, b = graph.input([1, 1, 2, 3], np.int8), graph.input([1, 1, 3, 4], np.uint8)
+    s = graph.input([1, 1, 1, 1])
+    with pytest.raises(ValueError, match="a has type FLOAT32"):
+        dml.matrix_multiply_integer(graph.input([1, 1, 2, 3]), b)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        dml.matrix_multiply_integer(a, graph.input([1, 1, 4, 4], np.int8))
+    with pytest.raises(ValueError, match="a_zero_point has type UINT8"):
+        dml.matrix_multiply_integer(a, b, graph.input([1, 1, 1, 1], np.uint8))
+    with pytest.raises(ValueError, match=r"b_zero_point has sizes \[1, 1, 3, 1\]"):
+        dml.matrix_multiply_integer(a, b, None, graph.input([1, 1, 3, 1], np.uint8))
+    with pytest.raises(ValueError, match="a_scale has type FLOAT16"):
+        dml.quantized_linear_matrix_multiply(a, graph.input([1, 1, 1, 1], np.float16), b, s, s)
+    with pytest.raises(ValueError, match="output type INT8 differs"):
+        dml.quantized_linear_matrix_multiply(a, s, b, s, s, output_zero_point=graph.input([1, 1, 1, 1], np.uint8),
+                                             output_dtype=np.int8)
+    with pytest.raises(ValueError, match="INT8 or UINT8"):
+        dml.quantized_linear_matrix_multiply(a, s, b, s, s, output_dtype=np.int32)

@@ -1,0 +1,281 @@
+"""Resampling operators (upsample_2d, resample, resample_grad, value_scale_2d) against NumPy references built
+from DirectML's coordinate mapping as dense per-dimension weight matrices, plus the docs' examples, strided and
+broadcast inputs, and the builders' error paths."""
+
+import numpy as np
+import pytest
+
+import directml as dml
+
+DEV = dml.Device()  # the best executor here, as the conftest fixture picks it
+NN, LINEAR = dml.InterpolationMode.NEAREST_NEIGHBOR, dml.InterpolationMode.LINEAR
+UP, DOWN = dml.AxisDirection.INCREASING, dml.AxisDirection.DECREASING
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float16: dict(rtol=1e-2, atol=1e-2)}
+rng = np.random.default_rng(99)
+
+
+def run(build, *arrays):
+    g = dml.Graph(DEV)
+    xs = [g.input(list(np.shape(a)), np.asarray(a).dtype) for a in arrays]
+    out = build(*xs)
+    return g.compile([out])(dict(zip(xs, arrays)))[0]
+
+
+def weights(n_in, n_out, mode, rounding, scale, in_off, out_off):
+    """RESAMPLE2's map of one dimension as an n_out x n_in matrix: input coordinate (o - out_off) / scale - in_off,
+    clamped to the edges, rounded (nearest neighbour) or split between its two neighbours (linear)."""
+    w = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        x = (o - np.float64(np.float32(out_off))) / np.float64(np.float32(scale)) - np.float64(np.float32(in_off))
+        if mode == NN:
+            i = np.floor(x) if rounding == DOWN else np.ceil(x)
+            w[o, int(np.clip(i, 0, n_in - 1))] = 1
+        else:
+            x0 = np.floor(x)
+            f = x - x0
+            w[o, int(np.clip(x0, 0, n_in - 1))] += 1 - f
+            w[o, int(np.clip(x0 + 1, 0, n_in - 1))] += f
+    return w
+
+
+def apply(x, mats):
+    """Each matrix applied along its dimension."""
+    y = x.astype(np.float64)
+    for d, m in enumerate(mats):
+        y = np.moveaxis(np.tensordot(m, np.moveaxis(y, d, 0), axes=1), 0, d)
+    return y
+
+
+def np_resample(x, out_sizes, mode, rounding, scales, in_offs, out_offs):
+    return apply(x, [weights(n, m, mode, rounding, s, a, b)
+                     for n, m, s, a, b in zip(x.shape, out_sizes, scales, in_offs, out_offs)])
+
+
+def np_resample_grad(dy, out_sizes, mode, rounding, scales, in_offs, out_offs):
+    return apply(dy, [weights(n, m, mode, rounding, s, a, b).T
+                      for n, m, s, a, b in zip(out_sizes, dy.shape, scales, in_offs, out_offs)])
+
+
+# --- resample -------------------------------------------------------------------------------------------------
+
+CASES = [  # input sizes, output sizes, scales, input offsets, output offsets
+    ((7,), (12,), [1.7], [0.5], [-0.5]),
+    ((3, 5), (2, 11), [0.6, 2.3], [0.25, 0.0], [-0.75, 0.3]),
+    ((2, 4, 3), (3, 4, 8), [1.5, 1.0, 2.5], [0.5, 0.5, -1.25], [-0.5, -0.5, 2.0]),
+    ((2, 3, 5, 4), (1, 3, 3, 9), [0.5, 1.0, 0.55, 2.2], [0.5, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("mode, rounding", [(NN, DOWN), (NN, UP), (LINEAR, DOWN)])
+@pytest.mark.parametrize("case", CASES, ids=[f"{len(c[0])}d" for c in CASES])
+def test_resample(case, mode, rounding, dtype):
+    in_sizes, out_sizes, scales, in_offs, out_offs = case
+    x = rng.standard_normal(in_sizes).astype(dtype)
+    y = run(lambda a: dml.resample(a, output_sizes=list(out_sizes), mode=mode,
+                                   rounding_direction=rounding, scales=scales, input_pixel_offsets=in_offs,
+                                   output_pixel_offsets=out_offs), x)
+    assert y.shape == out_sizes and y.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(y, np_resample(x, out_sizes, mode, rounding, scales, in_offs, out_offs), **TOL[dtype])
+
+
+@pytest.mark.parametrize("mode", [NN, LINEAR])
+def test_resample_defaults(mode):
+    """Empty lists: scales output/input, input offsets 0.5, output offsets -0.5; rounding DECREASING."""
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    out = (2, 3, 7, 3)
+    y = run(lambda a: dml.resample(a, output_sizes=list(out), mode=mode), x)
+    scales = [o / i for o, i in zip(out, x.shape)]
+    np.testing.assert_allclose(y, np_resample(x, out, mode, DOWN, scales, [0.5] * 4, [-0.5] * 4), rtol=1e-5, atol=1e-5)
+
+
+def test_resample_linear_half_pixel_matches_known_values():
+    # Bilinear upsampling by 2 over pixel centres: [0, 1] -> [0, 0.25, 0.75, 1] (the edges clamp).
+    y = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), np.array([0, 1], np.float32))
+    np.testing.assert_allclose(y, [0, 0.25, 0.75, 1])
+
+
+def test_resample_and_grad_doc_example():
+    x = np.array([[1, 2], [3, 4]], np.float32)
+    params = dict(output_sizes=[1, 3], mode=NN, scales=[0.5, 1.5])
+    np.testing.assert_array_equal(run(lambda a: dml.resample(a, **params), x), [[1, 1, 2]])
+    dy = np.array([[4, 5, 6]], np.float32)
+    dx = run(lambda a: dml.resample_grad(a, output_sizes=[2, 2], mode=NN, scales=[0.5, 1.5]), dy)
+    np.testing.assert_array_equal(dx, [[9, 6], [0, 0]])
+
+
+def test_resample_clamps_far_outside_coordinates():
+    x = np.array([1, 2, 3], np.float32)
+    far = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR, scales=[1e-30],
+                                     input_pixel_offsets=[0], output_pixel_offsets=[0]), x)
+    np.testing.assert_array_equal(far, [1, 3, 3, 3])  # output 0 maps to input 0, the rest far beyond the end
+    neg = run(lambda a: dml.resample(a, output_sizes=[2], mode=NN, input_pixel_offsets=[1e30]), x)
+    np.testing.assert_array_equal(neg, [1, 1])
+
+
+def test_resample_does_not_weigh_unused_neighbours():
+    # Identity mapping: a NaN or inf beside an element must not leak into it through a zero weight.
+    x = np.array([1, np.inf, 3, np.nan], np.float32)
+    y = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), x)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_resample_strided_and_broadcast_inputs():
+    g = dml.Graph(DEV)
+    base = g.input([24])
+    v = dml.reinterpret(base, [4, 3], [1, 4])
+    s = g.input([1, 3])
+    y1 = dml.resample(v, output_sizes=[6, 5], mode=LINEAR)
+    y2 = dml.resample(dml.broadcast(s, [2, 3]), output_sizes=[3, 6], mode=NN, rounding_direction=UP)
+    b = rng.standard_normal(24).astype(np.float32)
+    r = rng.standard_normal((1, 3)).astype(np.float32)
+    o1, o2 = g.compile([y1, y2])({base: b, s: r})
+    ref1 = b[:12].reshape(3, 4).T
+    np.testing.assert_allclose(o1, np_resample(ref1, (6, 5), LINEAR, DOWN, [1.5, 5 / 3], [0.5] * 2, [-0.5] * 2),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(o2, np_resample(np.broadcast_to(r, (2, 3)), (3, 6), NN, UP, [1.5, 2], [0.5] * 2,
+                                               [-0.5] * 2))
+
+
+def test_resample_errors():
+    g = dml.Graph(DEV)
+    x = g.input([2, 3])
+    ok = dict(output_sizes=[4, 6], mode=LINEAR)
+    with pytest.raises(ValueError, match="RESAMPLE2: output_sizes needs one value per dimension \\(2\\)"):
+        dml.resample(x, **{**ok, "output_sizes": [4]})
+    with pytest.raises(ValueError, match="RESAMPLE2: output_sizes must be positive"):
+        dml.resample(x, **{**ok, "output_sizes": [4, 0]})
+    with pytest.raises(ValueError, match="RESAMPLE2: scales needs one value per dimension"):
+        dml.resample(x, **ok, scales=[2.0])
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="RESAMPLE2: scales must be positive and finite"):
+            dml.resample(x, **ok, scales=[2.0, bad])
+    with pytest.raises(ValueError, match="RESAMPLE2: input_pixel_offsets must be finite"):
+        dml.resample(x, **ok, input_pixel_offsets=[0.5, float("nan")])
+    with pytest.raises(ValueError, match="RESAMPLE2: output_pixel_offsets needs one value per dimension"):
+        dml.resample(x, **ok, output_pixel_offsets=[0.5, 0.5, 0.5])
+    with pytest.raises(ValueError, match="RESAMPLE2: input has type INT32; allowed: FLOAT32, FLOAT16"):
+        dml.resample(g.input([2, 3], np.int32), **ok)
+    with pytest.raises(ValueError, match="RESAMPLE2: input must have 1 to 4 dimensions"):
+        dml.resample(g.input([1, 1, 1, 2, 3]), output_sizes=[1, 1, 1, 4, 6], mode=NN)
+
+
+# --- resample_grad --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("mode, rounding", [(NN, DOWN), (NN, UP), (LINEAR, DOWN)])
+@pytest.mark.parametrize("case", CASES, ids=[f"{len(c[0])}d" for c in CASES])
+def test_resample_grad(case, mode, rounding, dtype):
+    in_sizes, out_sizes, scales, in_offs, out_offs = case
+    dy = rng.standard_normal(out_sizes).astype(dtype)
+    dx = run(lambda a: dml.resample_grad(a, output_sizes=list(in_sizes), mode=mode,
+                                         rounding_direction=rounding, scales=scales, input_pixel_offsets=in_offs,
+                                         output_pixel_offsets=out_offs), dy)
+    assert dx.shape == in_sizes
+    np.testing.assert_allclose(dx, np_resample_grad(dy, in_sizes, mode, rounding, scales, in_offs, out_offs),
+                               **TOL[dtype])
+
+
+def test_resample_grad_is_the_adjoint_with_default_scales():
+    """<resample(x), g> == <x, resample_grad(g)>, the grad's default scales (its input over its output sizes)
+    being the forward's."""
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    dy = rng.standard_normal((5, 2, 8)).astype(np.float32)
+    for mode in (NN, LINEAR):
+        y = run(lambda a: dml.resample(a, output_sizes=[5, 2, 8], mode=mode), x)
+        dx = run(lambda a: dml.resample_grad(a, output_sizes=[3, 4, 5], mode=mode), dy)
+        np.testing.assert_allclose(np.vdot(y, dy), np.vdot(x, dx), rtol=1e-4)
+
+
+def test_resample_grad_errors():
+    g = dml.Graph(DEV)
+    dy = g.input([4, 6])
+    with pytest.raises(ValueError, match="RESAMPLE_GRAD1: output_sizes needs one value per dimension"):
+        dml.resample_grad(dy, output_sizes=[2, 3, 1], mode=NN)
+    with pytest.raises(ValueError, match="RESAMPLE_GRAD1: input_gradient has type FLOAT64"):
+        dml.resample_grad(g.input([4, 6], np.float64), output_sizes=[2, 3], mode=NN)
+
+
+# --- upsample_2d ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 3, 2, 3)])
+def test_upsample_2d_nearest_repeats(shape, dtype):
+    x = rng.standard_normal(shape).astype(dtype)
+    y = run(lambda a: dml.upsample_2d(a, scale_size=[3, 2], interpolation_mode=NN), x)
+    np.testing.assert_array_equal(y, np.repeat(np.repeat(x, 3, axis=-2), 2, axis=-1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 3, 2, 3)])
+def test_upsample_2d_bilinear_over_pixel_centres(shape, dtype):
+    x = rng.standard_normal(shape).astype(dtype)
+    y = run(lambda a: dml.upsample_2d(a, scale_size=[2, 3], interpolation_mode=LINEAR), x)
+    rank = len(shape)
+    scales = [1.0] * (rank - 2) + [2.0, 3.0]
+    out = shape[:-2] + (shape[-2] * 2, shape[-1] * 3)
+    want = np_resample(x, out, LINEAR, DOWN, scales, [0.5] * rank, [-0.5] * rank)
+    np.testing.assert_allclose(y, want, **TOL[dtype])
+
+
+def test_upsample_2d_strided_input():
+    g = dml.Graph(DEV)
+    base = g.input([1, 2, 2, 3], np.float16)
+    nhwc = dml.reinterpret(base, [1, 3, 2, 2], [12, 1, 6, 3])
+    y = dml.upsample_2d(nhwc, scale_size=[2, 1], interpolation_mode=NN)
+    b = rng.standard_normal((1, 2, 2, 3)).astype(np.float16)
+    out, = g.compile([y])({base: b})
+    np.testing.assert_array_equal(out, np.repeat(b.transpose(0, 3, 1, 2), 2, axis=2))
+
+
+def test_upsample_2d_errors():
+    g = dml.Graph(DEV)
+    x = g.input([1, 2, 3, 4])
+    with pytest.raises(ValueError, match="UPSAMPLE_2D: scale_size is \\(height, width\\), got 3 values"):
+        dml.upsample_2d(x, scale_size=[1, 2, 3], interpolation_mode=NN)
+    with pytest.raises(ValueError, match="UPSAMPLE_2D: scale_size must be positive"):
+        dml.upsample_2d(x, scale_size=[0, 2], interpolation_mode=NN)
+    with pytest.raises(ValueError, match="UPSAMPLE_2D: input must have 4 to 5 dimensions"):
+        dml.upsample_2d(g.input([2, 3, 4]), scale_size=[2, 2], interpolation_mode=NN)
+    with pytest.raises(ValueError, match="UPSAMPLE_2D: input has type UINT8"):
+        dml.upsample_2d(g.input([1, 2, 3, 4], np.uint8), scale_size=[2, 2], interpolation_mode=NN)
+    with pytest.raises(ValueError, match="UPSAMPLE_2D: the output size .* exceeds 32 bits"):
+        dml.upsample_2d(x, scale_size=[2 ** 31, 1], interpolation_mode=NN)
+
+
+# --- value_scale_2d -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("bias", [[0.25], [1.0, -2.0, 0.5]])
+def test_value_scale_2d(bias, dtype):
+    x = rng.standard_normal((2, len(bias), 3, 5)).astype(dtype)
+    y = run(lambda a: dml.value_scale_2d(a, scale=1.5, bias=bias), x)
+    want = 1.5 * x.astype(np.float64) + np.array(bias).reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(y, want, **TOL[dtype])
+
+
+def test_value_scale_2d_broadcast_input():
+    g = dml.Graph(DEV)
+    p = g.input([1, 1, 1, 1])
+    y = dml.value_scale_2d(dml.broadcast(p, [1, 3, 2, 2]), scale=-2.0, bias=[1, 2, 3])
+    out, = g.compile([y])({p: np.array([[[[4.0]]]], np.float32)})
+    np.testing.assert_array_equal(out, np.array([-7, -6, -5], np.float32).reshape(1, 3, 1, 1) + np.zeros((1, 3, 2, 2)))
+
+
+def test_value_scale_2d_errors():
+    g = dml.Graph(DEV)
+    with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* 1 or 3"):
+        dml.value_scale_2d(g.input([1, 3, 2, 2]), scale=1.0, bias=[1.0, 2.0])
+    with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* has 2"):
+        dml.value_scale_2d(g.input([1, 2, 2, 2]), scale=1.0, bias=[1.0, 2.0])
+    with pytest.raises(ValueError, match="VALUE_SCALE_2D: input must have 4 dimensions"):
+        dml.value_scale_2d(g.input([3, 2, 2]), scale=1.0, bias=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="VALUE_SCALE_2D: input has type INT32"):
+        dml.value_scale_2d(g.input([1, 1, 2, 2], np.int32), scale=1.0, bias=[1.0])
+
+
+def test_enums_are_scoped():
+    assert {m.name for m in dml.InterpolationMode} == {"NEAREST_NEIGHBOR", "LINEAR"}
+    assert not hasattr(dml, "NEAREST_NEIGHBOR") and not hasattr(dml, "LINEAR")
+    assert [m.name for m in dml.PaddingMode] == ["CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC", "WRAP"]
+    assert {m.name for m in dml.DepthSpaceOrder} == {"DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH"}
