@@ -123,6 +123,13 @@ def test_max_pooling_negative_values_beat_padding_and_uint64_indices(run, rng):
     np.testing.assert_array_equal(indices, ref_i)
 
 
+def test_max_pooling_ignores_nan_unless_the_window_is_all_nan(run):
+    x = np.array([[[[np.nan, 1, 2], [5, np.nan, 0], [np.nan, np.nan, 7]]]], dtype=np.float32)
+    values, indices = run(lambda a: dml.max_pooling(a, window_size=[2, 1], output_indices=True), x)
+    np.testing.assert_array_equal(values[0, 0], [[5, 1, 2], [5, np.nan, 7]])
+    np.testing.assert_array_equal(indices[0, 0], [[3, 1, 2], [3, 4, 8]])
+
+
 def test_max_pooling_defaults_and_missing_indices(device, rng):
     g = dml.Graph(device)
     a = g.input([1, 1, 4, 5])

@@ -12,7 +12,8 @@ namespace dml::binding {
 void bind_normalization(nb::module_& m) {
     // Multi-output results are namedtuples, created once and held for the life of the process.
     auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type = nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
+        nb::handle type =
+            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
         m.attr(name) = type;
         return type;
     };
@@ -47,7 +48,8 @@ void bind_normalization(nb::module_& m) {
     m.def("batch_normalization_training_grad",
           [grad_tuple](const Expression& input, const Expression& input_gradient, const Expression& mean,
                        const Expression& variance, const Expression& scale, float epsilon) {
-              return grad_tuple(batch_normalization_training_grad(input, input_gradient, mean, variance, scale, epsilon));
+              return grad_tuple(
+                  batch_normalization_training_grad(input, input_gradient, mean, variance, scale, epsilon));
           },
           "input"_a, "input_gradient"_a, "mean"_a, "variance"_a, "scale"_a, nb::kw_only(), "epsilon"_a,
           "Gradients of batch_normalization_training (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD): "

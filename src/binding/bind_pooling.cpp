@@ -18,7 +18,8 @@ nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e)
 RoiAlignParams roi_params(ReduceFunction reduction, InterpolationMode interpolation, float scale_x, float scale_y,
                           float input_offset, float output_offset, uint32_t min_samples, uint32_t max_samples,
                           bool align_corners) {
-    return {reduction, interpolation, scale_x, scale_y, input_offset, output_offset, min_samples, max_samples, align_corners};
+    return {reduction, interpolation, scale_x, scale_y, input_offset, output_offset, min_samples, max_samples,
+            align_corners};
 }
 
 }  // namespace
@@ -30,7 +31,8 @@ void bind_pooling(nb::module_& m) {
 
     // Multi-output results are namedtuples, created once and held for the life of the process.
     auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type = nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
+        nb::handle type =
+            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
         m.attr(name) = type;
         return type;
     };

@@ -29,7 +29,8 @@ void bind_reduce(nb::module_& m) {
 
     // Multi-output results are namedtuples, created once and held for the life of the process.
     auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type = nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
+        nb::handle type =
+            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
         m.attr(name) = type;
         return type;
     };
@@ -37,7 +38,8 @@ void bind_reduce(nb::module_& m) {
     nb::handle non_zero_outputs = namedtuple("NonZeroCoordinatesOutputs", "count coordinates");
 
     m.def("reduce",
-          [](const Expression& x, ReduceFunction f, std::optional<std::vector<uint32_t>> axes, nb::handle output_dtype) {
+          [](const Expression& x, ReduceFunction f, std::optional<std::vector<uint32_t>> axes,
+             nb::handle output_dtype) {
               DataType out = output_dtype.is_none() ? DataType::UInt32 : to_data_type(output_dtype);
               return reduce(x, f, axes.value_or(std::vector<uint32_t>{}), out);
           },
@@ -49,7 +51,8 @@ void bind_reduce(nb::module_& m) {
     m.def("cumulative_product", &cumulative_product, "x"_a, nb::kw_only(), "axis"_a, "axis_direction"_a,
           "has_exclusive_product"_a, "Running products along `axis` (DML_OPERATOR_CUMULATIVE_PRODUCT).");
     m.def("top_k",
-          [top_k_outputs](const Expression& x, uint32_t axis, uint32_t k, AxisDirection direction, nb::handle indices_dtype) {
+          [top_k_outputs](const Expression& x, uint32_t axis, uint32_t k, AxisDirection direction,
+                          nb::handle indices_dtype) {
               DataType index_type = indices_dtype.is_none() ? DataType::UInt32 : to_data_type(indices_dtype);
               TopKOutputs r = top_k(x, axis, k, direction, index_type);
               return top_k_outputs(nb::cast(r.values), nb::cast(r.indices));

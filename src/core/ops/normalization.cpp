@@ -10,19 +10,22 @@ namespace {
 const std::initializer_list<DataType> kFloat16To32 = {DataType::Float32, DataType::Float16};
 
 // `param` has the input's rank and type, and each of its sizes is 1 (broadcast) or the input's.
-void require_broadcastable(const std::string& op, std::string_view arg, const Expression& param, const Expression& input) {
+void require_broadcastable(const std::string& op, std::string_view arg, const Expression& param,
+                           const Expression& input) {
     bool fits = param.desc.rank() == input.desc.rank() && param.data_type() == input.data_type();
-    for (size_t i = 0; fits && i < param.desc.rank(); ++i) fits = param.sizes()[i] == 1 || param.sizes()[i] == input.sizes()[i];
+    for (size_t i = 0; fits && i < param.desc.rank(); ++i)
+        fits = param.sizes()[i] == 1 || param.sizes()[i] == input.sizes()[i];
     if (!fits)
-        throw ValueError(op + ": " + std::string(arg) + " " + param.desc.to_string() + " must have the type and rank of input " +
-                         input.desc.to_string() + ", each size 1 or the input's");
+        throw ValueError(op + ": " + std::string(arg) + " " + param.desc.to_string() +
+                         " must have the type and rank of input " + input.desc.to_string() +
+                         ", each size 1 or the input's");
 }
 
 void require_same(const std::string& op, std::string_view arg, const Expression& e, const Expression& like,
                   std::string_view like_name) {
     if (e.sizes() != like.sizes() || e.data_type() != like.data_type())
-        throw ValueError(op + ": " + std::string(arg) + " " + e.desc.to_string() + " must match " + std::string(like_name) +
-                         " " + like.desc.to_string());
+        throw ValueError(op + ": " + std::string(arg) + " " + e.desc.to_string() + " must match " +
+                         std::string(like_name) + " " + like.desc.to_string());
 }
 
 void check_input(const std::string& op, const Expression& input) {

@@ -30,12 +30,14 @@ Sizes pooling_output(const std::string& op, const Expression& input, PoolingWind
     const Sizes& in = input.sizes();
     Sizes floor_sizes = {in[0], in[1]}, ceil_sizes = {in[0], in[1]};
     for (size_t i = 0; i < nd; ++i) {
-        for (auto [name, v] : {std::pair{"window_size", w.window_size[i]}, {"strides", w.strides[i]}, {"dilations", w.dilations[i]}})
+        for (auto [name, v] : {std::pair{"window_size", w.window_size[i]}, {"strides", w.strides[i]},
+                               {"dilations", w.dilations[i]}})
             if (v == 0) throw ValueError(op + ": " + name + " must be positive");
         const int64_t k = int64_t(w.window_size[i] - 1) * w.dilations[i] + 1, s = w.strides[i];
         const int64_t padded = int64_t(in[2 + i]) + w.start_padding[i] + w.end_padding[i];
         if (k > padded)
-            throw ValueError(op + ": the window (" + std::to_string(k) + " elements with its dilation) is larger than the padded input (" +
+            throw ValueError(op + ": the window (" + std::to_string(k) +
+                             " elements with its dilation) is larger than the padded input (" +
                              std::to_string(padded) + ") in " + dim_name(i));
         floor_sizes.push_back(uint32_t((padded - k) / s + 1));
         ceil_sizes.push_back(uint32_t((padded - k + s - 1) / s + 1));
@@ -47,7 +49,8 @@ Sizes pooling_output(const std::string& op, const Expression& input, PoolingWind
             fits = output_sizes[i] == floor_sizes[i] || output_sizes[i] == ceil_sizes[i];
         if (!fits)
             throw ValueError(op + ": output_sizes " + sizes_to_string(output_sizes) + " do not fit; expected " +
-                             sizes_to_string(floor_sizes) + (floor_sizes == ceil_sizes ? "" : " or, rounding up, " + sizes_to_string(ceil_sizes)));
+                             sizes_to_string(floor_sizes) +
+                             (floor_sizes == ceil_sizes ? "" : " or, rounding up, " + sizes_to_string(ceil_sizes)));
         out = output_sizes;
     }
     // Every window must reach an element it can count: an input element, or with include_padding any element of
@@ -74,8 +77,8 @@ uint32_t roi_count(const std::string& op, const Expression& input, const Express
     if (r[rank - 1] != 4 || std::any_of(r.begin(), r.end() - 2, [](uint32_t s) { return s != 1; }))
         throw ValueError(op + ": roi must be [num_rois, 4] (with leading 1s up to 4-D), got " + sizes_to_string(r));
     if (roi.data_type() != input.data_type())
-        throw ValueError(op + ": roi has type " + std::string(data_type_name(roi.data_type())) + "; it must match the input's " +
-                         std::string(data_type_name(input.data_type())));
+        throw ValueError(op + ": roi has type " + std::string(data_type_name(roi.data_type())) +
+                         "; it must match the input's " + std::string(data_type_name(input.data_type())));
     return r[rank - 2];
 }
 
@@ -85,16 +88,17 @@ void check_batch_indices(const std::string& op, const Expression& batch_indices,
     require_types(op, "batch_indices", batch_indices, types);
     const Sizes& b = batch_indices.sizes();
     if (b.back() != rois || std::any_of(b.begin(), b.end() - 1, [](uint32_t s) { return s != 1; }))
-        throw ValueError(op + ": batch_indices must be [" + std::to_string(rois) + "] (with leading 1s up to 4-D), got " +
-                         sizes_to_string(b));
+        throw ValueError(op + ": batch_indices must be [" + std::to_string(rois) +
+                         "] (with leading 1s up to 4-D), got " + sizes_to_string(b));
 }
 
 void check_roi_params(const std::string& op, const RoiAlignParams& p) {
     if (p.reduction != ReduceFunction::Average && p.reduction != ReduceFunction::Max)
         throw ValueError(op + ": reduction_function must be AVERAGE or MAX");
     if (p.minimum_samples_per_output == 0 || p.minimum_samples_per_output > p.maximum_samples_per_output)
-        throw ValueError(op + ": need 1 <= minimum_samples_per_output (" + std::to_string(p.minimum_samples_per_output) +
-                         ") <= maximum_samples_per_output (" + std::to_string(p.maximum_samples_per_output) + ")");
+        throw ValueError(op + ": need 1 <= minimum_samples_per_output (" +
+                         std::to_string(p.minimum_samples_per_output) + ") <= maximum_samples_per_output (" +
+                         std::to_string(p.maximum_samples_per_output) + ")");
 }
 
 }  // namespace
@@ -130,7 +134,8 @@ MaxPoolingOutputs max_pooling(const Expression& input, std::vector<uint32_t> win
                   {DataType::Float32, DataType::Float16, DataType::Int64, DataType::Int32, DataType::Int16,
                    DataType::Int8, DataType::UInt64, DataType::UInt32, DataType::UInt16, DataType::UInt8});
     if (index_type != DataType::UInt32 && index_type != DataType::UInt64)
-        throw ValueError(op + ": indices_dtype must be UINT32 or UINT64, got " + std::string(data_type_name(index_type)));
+        throw ValueError(op + ": indices_dtype must be UINT32 or UINT64, got " +
+                         std::string(data_type_name(index_type)));
     Sizes out = pooling_output(op, input, desc->window, output_sizes, true);
     std::vector<TensorDesc> outs = {TensorDesc(input.data_type(), out)};
     if (output_indices) outs.emplace_back(index_type, out);
@@ -149,7 +154,8 @@ Expression roi_align(const Expression& input, const Expression& roi, const Expre
     const uint32_t rois = roi_count(op, input, roi);
     check_batch_indices(op, batch_indices, rois, {DataType::UInt32, DataType::UInt64});
     check_roi_params(op, params);
-    if (output_height == 0 || output_width == 0) throw ValueError(op + ": output_height and output_width must be positive");
+    if (output_height == 0 || output_width == 0)
+        throw ValueError(op + ": output_height and output_width must be positive");
     desc->params = params;
     desc->out_of_bounds_input_value = out_of_bounds_input_value;
     return add_single(op, desc, {input, roi, batch_indices},
@@ -167,8 +173,8 @@ RoiAlignGradOutputs roi_align_grad(const std::optional<Expression>& input, const
     require_types(op, "input_gradient", input_gradient, kFloat16To32);
     const uint32_t rois = roi_count(op, input_gradient, roi);
     if (input_gradient.sizes()[0] != rois)
-        throw ValueError(op + ": input_gradient " + sizes_to_string(input_gradient.sizes()) + " must have one row per roi (" +
-                         std::to_string(rois) + ")");
+        throw ValueError(op + ": input_gradient " + sizes_to_string(input_gradient.sizes()) +
+                         " must have one row per roi (" + std::to_string(rois) + ")");
     check_batch_indices(op, batch_indices, rois, {DataType::UInt32});
     check_roi_params(op, params);
     if (!compute_output_gradient && !compute_output_roi_gradient)

@@ -1,6 +1,8 @@
 // Reductions and scans: DML_OPERATOR_REDUCE (every DML_REDUCE_FUNCTION), CUMULATIVE_SUMMATION / PRODUCT, TOP_K1
 // and NONZERO_COORDINATES.
 #pragma once
+#include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "../graph.h"
@@ -10,6 +12,16 @@ namespace dml {
 enum class ReduceFunction { ArgMax, ArgMin, Average, L1, L2, LogSum, LogSumExp, Max, Min, Multiply, Sum, SumSquare };
 // DML_AXIS_DIRECTION: the traversal order of a scan, and which end of the order top-k keeps.
 enum class AxisDirection { Increasing, Decreasing };
+
+// Whether `v` replaces the running extreme `best` of a MAX/MIN/ARGMAX/ARGMIN scan (also max pooling's and ROI
+// align's): only a strictly better value does, so the first extreme wins a tie; a number replaces NaN and NaN
+// replaces nothing, so NaN is ignored unless every element is NaN (a GPU's max/min behaves so), whatever the order.
+template <class C>
+bool replaces_extreme(C v, C best, bool largest) {
+    if constexpr (std::is_floating_point_v<C>)
+        if (std::isnan(best)) return !std::isnan(v);
+    return largest ? v > best : v < best;
+}
 
 struct ReduceDesc : OperatorDesc {
     ReduceFunction function;

@@ -211,20 +211,34 @@ void run_local_response_normalization_typed(const KernelArgs& args) {
     });
 }
 
-// Runs the float32 or float16 instantiation of a kernel template.
-#define DML_BY_FLOAT_TYPE(kernel) \
-    +[](const KernelArgs& args) { \
-        args.inputs[0].desc->data_type == DataType::Float16 ? kernel<half>(args) : kernel<float>(args); \
-    }
+template <template <class> class K>
+void float_kernel(const KernelArgs& args) {
+    if (args.inputs[0].desc->data_type == DataType::Float16) K<half>::run(args);
+    else K<float>::run(args);
+}
+
+template <class T> struct BatchNorm { static void run(const KernelArgs& a) { run_batch_normalization_typed<T>(a); } };
+template <class T> struct BatchNormTraining {
+    static void run(const KernelArgs& a) { run_batch_normalization_training_typed<T>(a); }
+};
+template <class T> struct BatchNormGrad {
+    static void run(const KernelArgs& a) { run_batch_normalization_grad_typed<T>(a); }
+};
+template <class T> struct MeanVarianceNorm {
+    static void run(const KernelArgs& a) { run_mean_variance_normalization_typed<T>(a); }
+};
+template <class T> struct LocalResponseNorm {
+    static void run(const KernelArgs& a) { run_local_response_normalization_typed<T>(a); }
+};
 
 }  // namespace
 
 void register_normalization_kernels(KernelTable& t) {
-    add_kernel<BatchNormalizationDesc>(t, {DML_BY_FLOAT_TYPE(run_batch_normalization_typed)});
-    add_kernel<BatchNormalizationTrainingDesc>(t, {DML_BY_FLOAT_TYPE(run_batch_normalization_training_typed)});
-    add_kernel<BatchNormalizationGradDesc>(t, {DML_BY_FLOAT_TYPE(run_batch_normalization_grad_typed)});
-    add_kernel<MeanVarianceNormalizationDesc>(t, {DML_BY_FLOAT_TYPE(run_mean_variance_normalization_typed)});
-    add_kernel<LocalResponseNormalizationDesc>(t, {DML_BY_FLOAT_TYPE(run_local_response_normalization_typed)});
+    add_kernel<BatchNormalizationDesc>(t, {float_kernel<BatchNorm>});
+    add_kernel<BatchNormalizationTrainingDesc>(t, {float_kernel<BatchNormTraining>});
+    add_kernel<BatchNormalizationGradDesc>(t, {float_kernel<BatchNormGrad>});
+    add_kernel<MeanVarianceNormalizationDesc>(t, {float_kernel<MeanVarianceNorm>});
+    add_kernel<LocalResponseNormalizationDesc>(t, {float_kernel<LocalResponseNorm>});
 }
 
 }  // namespace dml::cpu

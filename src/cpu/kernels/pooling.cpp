@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "kernel.h"
 #include "strided.h"
@@ -22,7 +21,8 @@ struct AxisTaps {
     std::vector<int64_t> padded_count;
 };
 
-AxisTaps axis_taps(int64_t in, int64_t out, int64_t stride, int64_t size, int64_t dilation, int64_t start, int64_t end) {
+AxisTaps axis_taps(int64_t in, int64_t out, int64_t stride, int64_t size, int64_t dilation, int64_t start,
+                   int64_t end) {
     AxisTaps a{std::vector<std::vector<int64_t>>(out), std::vector<int64_t>(out, 0)};
     for (int64_t o = 0; o < out; ++o)
         for (int64_t j = 0; j < size; ++j) {
@@ -97,14 +97,13 @@ void run_max_pooling_typed(const KernelArgs& args) {
     T* out = args.outputs[0].as<T>();
     const TensorArg* indices = d.output_indices ? &args.outputs[1] : nullptr;
     for_each_window(args, d.window, [&](int64_t o, auto&& tap, int64_t, int64_t) {
-        // The first maximum in scan order wins a tie; padding never does (it is -infinity). NaN is never chosen
-        // over an earlier number. The builder guarantees at least one input tap.
+        // The first maximum in scan order wins a tie; padding never does (it is -infinity). The builder guarantees
+        // at least one input tap.
         bool first = true;
-        C best{};
         int64_t best_index = 0, best_at = 0;
         tap([&](int64_t at, int64_t index) {
-            C v = C(in[at]);
-            if (first || v > best) best = v, best_index = index, best_at = at, first = false;
+            if (first || replaces_extreme(C(in[at]), C(in[best_at]), true))
+                best_index = index, best_at = at, first = false;
         });
         out[o] = in[best_at];
         if (indices) {
@@ -176,7 +175,9 @@ struct Regions {
           coord_step(int64_t(roi_.desc->effective_strides().back())),
           batch_step(int64_t(batch_.desc->effective_strides().back())) {}
 
-    template <class T> double corner(int64_t r, int j) const { return double(compute_t<T>(roi.as<T>()[r * roi_step + j * coord_step])); }
+    template <class T> double corner(int64_t r, int j) const {
+        return double(compute_t<T>(roi.as<T>()[r * roi_step + j * coord_step]));
+    }
     uint64_t batch_index(int64_t r) const {
         return batch.desc->data_type == DataType::UInt64 ? batch.as<uint64_t>()[r * batch_step]
                                                           : batch.as<uint32_t>()[r * batch_step];
@@ -231,15 +232,20 @@ void run_roi_align_typed(const KernelArgs& args) {
             const RoiAxis ay(p, regions.corner<T>(r, 1), regions.corner<T>(r, 3), p.spatial_scale_y, oh);
             const uint64_t n = regions.batch_index(r);
             for (int64_t c = 0; c < channels; ++c) {
-                // A batch index out of range is undefined in DirectML; we read no input and write the out-of-bounds value.
+                // A batch index out of range is undefined in DirectML: we read no input and write the
+                // out-of-bounds value.
                 const bool valid = n < uint64_t(batches);
-                const Plane<T> plane{args.inputs[0].as<T>() + (valid ? int64_t(n) * st[0] + c * st[1] : 0), int64_t(st[2]), int64_t(st[3])};
+                const Plane<T> plane{args.inputs[0].as<T>() + (valid ? int64_t(n) * st[0] + c * st[1] : 0),
+                                     int64_t(st[2]), int64_t(st[3])};
                 for (int64_t ox = 0; ox < ow; ++ox) {
                     OutputSamples s{ay, ax, oy, ox, height, width, p.interpolation};
-                    double acc = p.reduction == ReduceFunction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+                    bool first = true;
+                    double acc = 0;
                     s.each([&](const AxisSample& sy, const AxisSample& sx, int64_t, int64_t) {
                         const double v = valid && sy.inside && sx.inside ? plane.sample(sy, sx) : oob;
-                        acc = p.reduction == ReduceFunction::Max ? std::max(acc, v) : acc + v;
+                        if (p.reduction == ReduceFunction::Average) acc += v;
+                        else if (first || replaces_extreme(v, acc, true)) acc = v;
+                        first = false;
                     });
                     if (p.reduction == ReduceFunction::Average) acc /= s.count();
                     out[((r * channels + c) * oh + oy) * ow + ox] = T(compute_t<T>(acc));
@@ -267,11 +273,12 @@ void run_roi_align_grad_typed(const KernelArgs& args) {
     Regions regions(args.inputs[2], args.inputs[3]);
     const bool max = p.reduction == ReduceFunction::Max;
 
-    // Visits, for region r and channel c, every sample that receives gradient: f(sy, sx, iy, ix, weight * dy).
+    // Visits, for region r and channel c, every sample that receives gradient: f(plane, sy, sx, iy, ix, gradient).
     auto for_each_contribution = [&](int64_t r, int64_t c, const RoiAxis& ay, const RoiAxis& ax, auto&& f) {
         const uint64_t n = regions.batch_index(r);
         if (n >= uint64_t(batches)) return;  // undefined in DirectML: we touch nothing
-        const Plane<T> plane{input ? input.as<T>() + int64_t(n) * is[0] + c * is[1] : nullptr, int64_t(is[2]), int64_t(is[3])};
+        const Plane<T> plane{input ? input.as<T>() + int64_t(n) * is[0] + c * is[1] : nullptr, int64_t(is[2]),
+                             int64_t(is[3])};
         for (int64_t oy = 0; oy < oh; ++oy)
             for (int64_t ox = 0; ox < ow; ++ox) {
                 const double g = double(compute_t<T>(dy.as<T>()[r * gs[0] + c * gs[1] + oy * gs[2] + ox * gs[3]]));
@@ -291,7 +298,8 @@ void run_roi_align_grad_typed(const KernelArgs& args) {
                 s.each([&](const AxisSample& sy, const AxisSample& sx, int64_t iy, int64_t ix) {
                     if (!sy.inside || !sx.inside) return;
                     const double v = plane.sample(sy, sx);
-                    if (!found || v > best) found = true, best = v, by = sy, bx = sx, biy = iy, bix = ix;
+                    if (!found || replaces_extreme(v, best, true))
+                        found = true, best = v, by = sy, bx = sx, biy = iy, bix = ix;
                 });
                 if (found) f(plane, by, bx, biy, bix, g);
             }
@@ -308,7 +316,8 @@ void run_roi_align_grad_typed(const KernelArgs& args) {
                     const uint64_t n = regions.batch_index(r);
                     if (n >= uint64_t(batches)) continue;  // undefined in DirectML: we touch nothing
                     double* plane = acc.data() + (int64_t(n) * channels + int64_t(c)) * height * width;
-                    for_each_contribution(r, c, ay, ax, [&](const Plane<T>&, const AxisSample& sy, const AxisSample& sx, int64_t, int64_t, double w) {
+                    for_each_contribution(r, c, ay, ax, [&](const Plane<T>&, const AxisSample& sy,
+                                                            const AxisSample& sx, int64_t, int64_t, double w) {
                         plane[sy.lo * width + sx.lo] += w * (1 - sy.weight) * (1 - sx.weight);
                         plane[sy.lo * width + sx.hi] += w * (1 - sy.weight) * sx.weight;
                         plane[sy.hi * width + sx.lo] += w * sy.weight * (1 - sx.weight);
@@ -320,8 +329,8 @@ void run_roi_align_grad_typed(const KernelArgs& args) {
     }
     if (droi) {
         // Regions own their four gradient values (packed [.., rois, 4]), so they run in parallel. The image
-        // gradient at a sample is the bilinear one whatever the interpolation mode (DirectML's formula); a clamped
-        // axis contributes nothing.
+        // gradient at a sample is the bilinear one whatever the interpolation mode (as DirectML's pseudo-code has
+        // it); a clamped axis contributes nothing.
         T* out = droi->as<T>();
         args.pool.parallel_for(uint64_t(rois), 1, [&](size_t b, size_t e) {
             for (size_t r = b; r < e; ++r) {
@@ -329,7 +338,8 @@ void run_roi_align_grad_typed(const KernelArgs& args) {
                 const RoiAxis ay(p, regions.corner<T>(r, 1), regions.corner<T>(r, 3), p.spatial_scale_y, oh);
                 double grad[4] = {0, 0, 0, 0};  // x1, y1, x2, y2
                 for (int64_t c = 0; c < channels; ++c)
-                    for_each_contribution(r, c, ay, ax, [&](const Plane<T>& plane, const AxisSample&, const AxisSample&, int64_t iy, int64_t ix, double w) {
+                    for_each_contribution(r, c, ay, ax, [&](const Plane<T>& plane, const AxisSample&,
+                                                            const AxisSample&, int64_t iy, int64_t ix, double w) {
                         const AxisSample ly = axis_sample(ay.coordinate(iy), height, InterpolationMode::Linear);
                         const AxisSample lx = axis_sample(ax.coordinate(ix), width, InterpolationMode::Linear);
                         const double tl = plane.at(ly.lo, lx.lo), tr = plane.at(ly.lo, lx.hi);

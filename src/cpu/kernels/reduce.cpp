@@ -71,20 +71,18 @@ void run_reduce_typed(const KernelArgs& args) {
             // The index within the reduced axes (row-major) of the first extreme value: REDUCE's ARGMAX/ARGMIN
             // equal ARGMAX/ARGMIN with DML_AXIS_DIRECTION_INCREASING.
             uint64_t best = 0;
-            C bv = at(0);
-            for (uint64_t i = 1; i < n; ++i) {
-                C v = at(i);
-                if (d.function == ReduceFunction::ArgMax ? v > bv : v < bv) bv = v, best = i;
-            }
+            for (uint64_t i = 1; i < n; ++i)
+                if (replaces_extreme(at(i), at(best), d.function == ReduceFunction::ArgMax)) best = i;
             store_index(y, go, best);
             return;
         }
         V acc;
         switch (d.function) {
             case ReduceFunction::Max: case ReduceFunction::Min: {
-                C m = at(0);
-                for (uint64_t i = 1; i < n; ++i) m = d.function == ReduceFunction::Max ? std::max(m, at(i)) : std::min(m, at(i));
-                y.as<T>()[go] = T(m);
+                uint64_t best = 0;
+                for (uint64_t i = 1; i < n; ++i)
+                    if (replaces_extreme(at(i), at(best), d.function == ReduceFunction::Max)) best = i;
+                y.as<T>()[go] = in[gi + off[best]];
                 return;
             }
             case ReduceFunction::Multiply:
