@@ -53,6 +53,7 @@ void run_softmax(const KernelArgs& args) {
             const T* in = x.as<T>();
             T* out = y.as<T>();
             args.pool.parallel_for(s.outer_count, std::max<uint64_t>(1, 4096 / s.inner_count), [&](size_t b, size_t e) {
+                std::vector<C> exps(s.inner_count);  // each exponential is computed once
                 for (size_t g = b; g < e; ++g) {
                     int64_t gi, go;
                     AxisSplit::offsets(g, s.outer_sizes, s.in_outer, s.out_outer, gi, go);
@@ -67,13 +68,13 @@ void run_softmax(const KernelArgs& args) {
                         continue;
                     }
                     C sum = 0;
-                    for (uint64_t i = 0; i < s.inner_count; ++i) sum += std::exp(C(in[gi + in_off[i]]) - mx);
+                    for (uint64_t i = 0; i < s.inner_count; ++i) sum += exps[i] = std::exp(C(in[gi + in_off[i]]) - mx);
                     if (d.function == SoftmaxFunction::LogSoftmax) {
                         C lse = mx + std::log(sum);
                         for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(C(in[gi + in_off[i]]) - lse);
                     } else {
-                        for (uint64_t i = 0; i < s.inner_count; ++i)
-                            out[go + out_off[i]] = T(std::exp(C(in[gi + in_off[i]]) - mx) / sum);
+                        const C inv = C(1) / sum;
+                        for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(exps[i] * inv);
                     }
                 }
             });

@@ -70,9 +70,17 @@ void for_each_row(ThreadPool& pool, const Sizes& shape, const std::array<std::ve
     StridedLoop<N> loop(shape, operand_strides);
     const uint64_t inner = loop.inner(), rows = loop.rows();
     const auto inner_strides = loop.inner_strides();
-    const size_t grain = size_t(std::max<uint64_t>(1, 32768 / inner));
-    pool.parallel_for(size_t(rows), grain, [&](size_t begin, size_t end) {
-        for (size_t r = begin; r < end; ++r) row(loop.row_offsets(r), inner_strides, inner);
+    // Few long rows (a packed tensor collapses to one) are cut into pieces, so every thread gets work.
+    const uint64_t pieces = std::max<uint64_t>(1, std::min<uint64_t>(inner / 8192, (pool.size() * 4 + rows - 1) / rows));
+    const uint64_t piece = (inner + pieces - 1) / pieces;
+    const size_t grain = size_t(std::max<uint64_t>(1, 32768 / piece));
+    pool.parallel_for(size_t(rows * pieces), grain, [&](size_t begin, size_t end) {
+        for (size_t u = begin; u < end; ++u) {
+            auto off = loop.row_offsets(u / pieces);
+            const uint64_t start = (u % pieces) * piece;
+            for (size_t k = 0; k < N; ++k) off[k] += int64_t(start) * inner_strides[k];
+            row(off, inner_strides, std::min(piece, inner - start));
+        }
     });
 }
 
