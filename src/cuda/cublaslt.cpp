@@ -161,7 +161,8 @@ LtMatmul::LtMatmul(const CublasLt& lib, const LtProblem& p) : lib_(lib), p_(p) {
     auto layout = [&](lt::MatrixLayout& l, const LtMatrix& m) {
         lib.check(lib.layout_create(&l, type, m.rows, m.cols, m.ld), "cublasLtMatrixLayoutCreate");
         if (p.batch > 1) {
-            lib.check(lib.layout_set(l, kLayoutBatchCount, &p.batch, sizeof(p.batch)), "cublasLtMatrixLayoutSetAttribute");
+            lib.check(lib.layout_set(l, kLayoutBatchCount, &p.batch, sizeof(p.batch)),
+                      "cublasLtMatrixLayoutSetAttribute");
             lib.check(lib.layout_set(l, kLayoutBatchStride, &m.batch_stride, sizeof(m.batch_stride)),
                       "cublasLtMatrixLayoutSetAttribute");
         }
@@ -204,7 +205,8 @@ void LtMatmul::destroy() {
 
 void LtMatmul::enqueue(const void* a, const void* b, const void* c, void* d, const void* bias, void* workspace,
                        cudaStream_t stream) const {
-    if (p_.bias) lib_.check(lib_.desc_set(desc_, kDescBiasPointer, &bias, sizeof(bias)), "cublasLtMatmulDescSetAttribute");
+    if (p_.bias)
+        lib_.check(lib_.desc_set(desc_, kDescBiasPointer, &bias, sizeof(bias)), "cublasLtMatmulDescSetAttribute");
     const float alpha32 = float(p_.alpha), beta32 = float(p_.beta);
     const bool f64 = p_.type == DataType::Float64;
     const void* alpha = f64 ? static_cast<const void*>(&p_.alpha) : &alpha32;

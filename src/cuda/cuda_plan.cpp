@@ -113,7 +113,8 @@ public:
         std::vector<const void*> key;
         for (Memory* m : inputs) key.push_back(m->data);
         for (Memory* m : outputs) key.push_back(m->data);
-        auto found = std::find_if(recordings_.begin(), recordings_.end(), [&](const Recording& r) { return r.key == key; });
+        auto found =
+            std::find_if(recordings_.begin(), recordings_.end(), [&](const Recording& r) { return r.key == key; });
         if (!use_graphs_) {
             enqueue(inputs, outputs, stream);
         } else if (found != recordings_.end()) {

@@ -118,9 +118,9 @@ struct DirectConv {
 
 // col[n, c * K + k, o] = x[n0 + n, c0 + c, position of tap k for output o], 0 in the padding; packed
 // [images, group_in * K, O]. One row (n, c, k) per blockIdx.x, output positions across threads and blockIdx.y,
-// several per thread. The kernel is bound by integer arithmetic, so a thread splits its first position and its
-// step into coordinates once, in 32 bits (the host checked the sizes fit), then steps with carries. Flipping
-// happens here: row k gathers the tap the flipped filter pairs with it.
+// several per thread: a thread splits its first position and its step into coordinates once, in 32 bits (the
+// host checked the sizes fit), then steps with carries. Flipping happens here: row k gathers the tap the flipped
+// filter pairs with it.
 template <class T>
 __global__ void __launch_bounds__(kThreads) im2col_kernel(T* col, const T* x, ConvGeometry g, int64_t n0, int64_t c0) {
     const uint32_t O = uint32_t(g.out_spatial()), K = uint32_t(g.kernel_size()), gi = uint32_t(g.group_in);
@@ -194,7 +194,7 @@ public:
             return at;
         };
         if (!w.is_packed()) {
-            filter_pack_.emplace(device, w.sizes, es, signed_strides(TensorDesc(type_, w.sizes)), 0, signed_strides(w), 0);
+            filter_pack_ = StridedCopy::packing(device, w);
             filter_offset_ = reserve(w.element_count() * es);
         }
         bool pointwise = x.is_packed() && K == 1;
@@ -240,8 +240,8 @@ public:
             T* y = static_cast<T*>(a.outputs[0]);
             if (!matmul_) {
                 if (desc_.direction == ConvolutionDirection::Forward)
-                    for_each<1>(flat(output_count_), DirectConv<T, true>{y, x, w, bias, g_}, device_.sm_count(), a.stream,
-                                "convolution");
+                    for_each<1>(flat(output_count_), DirectConv<T, true>{y, x, w, bias, g_}, device_.sm_count(),
+                                a.stream, "convolution");
                 else
                     for_each<1>(flat(output_count_), DirectConv<T, false>{y, x, w, bias, g_}, device_.sm_count(),
                                 a.stream, "convolution");

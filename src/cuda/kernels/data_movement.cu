@@ -38,8 +38,14 @@ StridedCopy::StridedCopy(const CudaDevice& device, const Sizes& shape, size_t el
     s.contiguous = s.ix.rank == 1 && (s.ix.count == 1 || (s.ix.strides[0][0] == 1 && s.ix.strides[1][0] == 1));
 }
 
+StridedCopy StridedCopy::packing(const CudaDevice& device, const TensorDesc& view) {
+    return StridedCopy(device, view.sizes, element_size(view.data_type),
+                       signed_strides(TensorDesc(view.data_type, view.sizes)), 0, signed_strides(view), 0);
+}
+
 StridedCopy::~StridedCopy() = default;
 StridedCopy::StridedCopy(StridedCopy&&) noexcept = default;
+StridedCopy& StridedCopy::operator=(StridedCopy&&) noexcept = default;
 
 void StridedCopy::enqueue(void* dst, const void* src, cudaStream_t stream) const {
     const State& s = *state_;

@@ -57,7 +57,7 @@ public:
         auto operand = [&](const TensorDesc& d, Operand& op) {
             MatrixView v(d);
             if (!transposed_operand(v, false)) {
-                op.pack.emplace(device, d.sizes, es_, signed_strides(TensorDesc(type_, d.sizes)), 0, signed_strides(d), 0);
+                op.pack = StridedCopy::packing(device, d);
                 op.pack_offset = reserve(d.element_count() * es_);
                 v = MatrixView(TensorDesc(type_, d.sizes));
             }
@@ -85,7 +85,7 @@ public:
                 p.bias = true;  // a row broadcast over the rows: cuBLASLt's bias vector
             } else {
                 if (!((N == 1 || cv.col_stride == 1) && (M == 1 || cv.row_stride >= N))) {
-                    c_.pack.emplace(device, c.sizes, es_, signed_strides(TensorDesc(type_, c.sizes)), 0, signed_strides(c), 0);
+                    c_.pack = StridedCopy::packing(device, c);
                     c_.pack_offset = reserve(c.element_count() * es_);
                     cv = MatrixView(TensorDesc(type_, c.sizes));
                 }
@@ -147,7 +147,9 @@ public:
         const std::byte* c = has_c_ ? place(c_, args.inputs[2]) : nullptr;
         auto* y = static_cast<std::byte*>(args.outputs[0]);
         for (uint32_t i = 0; i < calls_; ++i) {
-            auto at = [&](auto* base, int k) { return base ? base + int64_t(i) * outer_stride_[k] * int64_t(es_) : base; };
+            auto at = [&](auto* base, int k) {
+                return base ? base + int64_t(i) * outer_stride_[k] * int64_t(es_) : base;
+            };
             const std::byte* ci = at(c, 3);
             matmul_->enqueue(at(b, 1), at(a, 0), ci, at(y, 2), ci, ws + matmul_offset_, args.stream);
         }

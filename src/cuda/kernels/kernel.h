@@ -66,10 +66,14 @@ inline std::vector<int64_t> signed_strides(const TensorDesc& d) {
 // (negative strides walk backwards). Contiguous copies become cudaMemcpyAsync.
 class StridedCopy {
 public:
-    StridedCopy(const CudaDevice& device, const Sizes& shape, size_t element_size, const std::vector<int64_t>& dst_strides,
-                int64_t dst_offset, const std::vector<int64_t>& src_strides, int64_t src_offset);
+    StridedCopy(const CudaDevice& device, const Sizes& shape, size_t element_size,
+                const std::vector<int64_t>& dst_strides, int64_t dst_offset, const std::vector<int64_t>& src_strides,
+                int64_t src_offset);
+    // The copy of a view into packed memory of its type and sizes.
+    static StridedCopy packing(const CudaDevice& device, const TensorDesc& view);
     ~StridedCopy();
     StridedCopy(StridedCopy&&) noexcept;
+    StridedCopy& operator=(StridedCopy&&) noexcept;
     void enqueue(void* dst, const void* src, cudaStream_t stream) const;
 
 private:

@@ -36,11 +36,14 @@ struct ReduceGroup {
             return A(load(x + base[0] + o[0]));
         };
         if (fn == ReduceFunction::ArgMax || fn == ReduceFunction::ArgMin) {
-            // The first index of the extreme value (lowest index on ties), as DirectML's default.
+            // The first index of the extreme value (lowest index on ties), as DirectML's default. NaN never wins,
+            // as on GPUs; with nothing but NaN the index is 0.
             const bool largest = fn == ReduceFunction::ArgMax;
             ValueIndex<A> best{A(0), UINT64_MAX};
             for (uint64_t i = lane; i < n; i += TEAM) {
                 A v = at(i);
+                if constexpr (is_float_v<T>)
+                    if (isnan(v)) continue;
                 if (best.index == UINT64_MAX || (largest ? v > best.value : v < best.value)) best = {v, i};
             }
             best = team_reduce<TEAM>(best, [largest](ValueIndex<A> p, ValueIndex<A> q) {
@@ -63,13 +66,20 @@ struct ReduceGroup {
             case ReduceFunction::Max:
             case ReduceFunction::Min: {
                 const bool largest = fn == ReduceFunction::Max;
-                if constexpr (is_float_v<T>) acc = largest ? -L::infinity() : L::infinity();
-                else acc = largest ? L::lowest() : L::max();
-                for (uint64_t i = lane; i < n; i += TEAM) {
-                    A v = at(i);
-                    acc = largest ? (acc < v ? v : acc) : (v < acc ? v : acc);
+                if constexpr (is_float_v<T>) {
+                    // fmax / fmin skip NaN: it is the result only where every element is NaN (the start value).
+                    acc = L::quiet_NaN();
+                    for (uint64_t i = lane; i < n; i += TEAM) acc = largest ? fmax(acc, at(i)) : fmin(acc, at(i));
+                    acc = team_reduce<TEAM>(acc, [largest](A p, A q) { return largest ? fmax(p, q) : fmin(p, q); });
+                } else {
+                    acc = largest ? L::lowest() : L::max();
+                    for (uint64_t i = lane; i < n; i += TEAM) {
+                        A v = at(i);
+                        acc = largest ? (acc < v ? v : acc) : (v < acc ? v : acc);
+                    }
+                    acc = team_reduce<TEAM>(acc, [largest](A p, A q) { return largest ? (p < q ? q : p)
+                                                                                        : (q < p ? q : p); });
                 }
-                acc = team_reduce<TEAM>(acc, [largest](A p, A q) { return largest ? (p < q ? q : p) : (q < p ? q : p); });
                 break;
             }
             case ReduceFunction::Multiply:
