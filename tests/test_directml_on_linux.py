@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -99,7 +100,8 @@ def driver_run(tmp_path_factory):
     missing = _missing_pieces()
     if missing:
         pytest.skip("missing: " + ", ".join(missing))
-    build = CACHE / "build"
+    # One build folder per checkout: CMake refuses a cache made from another source folder.
+    build = CACHE / f"build-{hashlib.sha1(str(EXP).encode()).hexdigest()[:10]}"
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
     cfg = subprocess.run(
         ["cmake", "-S", str(EXP), "-B", str(build), *gen, "-DCMAKE_BUILD_TYPE=Release",
