@@ -1,0 +1,91 @@
+"""What the model samples share: finding the sample data, loading its weights and images, the command line.
+
+The data (.npy weights, images, ImageNet class names) is the sample-data folder of the project's shared
+directory, Microsoft's DirectML sample data under the MIT license (LICENSE.upstream there). A sample takes its
+folder from --data DIR, else from DIRECTML_SAMPLE_DATA, else ../shared/sample-data beside the repository.
+"""
+
+import argparse
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import directml as dml
+
+DATA_ENV = "DIRECTML_SAMPLE_DATA"
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "sample-data"
+IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+def parser(doc: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every model sample takes: --data and --device."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--data", type=Path, default=None,
+                   help=f"sample data folder (default: ${DATA_ENV}, else {DEFAULT_DATA})")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: the best one here)")
+    return p
+
+
+def data_dir(arg: Path | None = None) -> Path:
+    """The sample data folder: the argument, else $DIRECTML_SAMPLE_DATA, else the shared directory's."""
+    return require(Path(arg or os.environ.get(DATA_ENV) or DEFAULT_DATA))
+
+
+def require(path: Path) -> Path:
+    """path itself if it exists; otherwise the program stops saying what is missing and where the data comes from."""
+    if not path.exists():
+        raise SystemExit(
+            f"error: {path} not found. The samples read their weights and images from the sample-data folder of "
+            f"the project's shared directory (../shared/sample-data beside the repository: Microsoft's DirectML "
+            f"sample weights, MIT license, see LICENSE.upstream there). Pass --data DIR or set {DATA_ENV}.")
+    return path
+
+
+def load_weights(folder: Path) -> dict[str, np.ndarray]:
+    """Every .npy file of a folder, by file name without the extension."""
+    weights = {}
+    with warnings.catch_warnings():  # the files were written by Python 2's NumPy: a harmless header warning each
+        warnings.filterwarnings("ignore", message="Reading `.npy`")
+        for f in sorted(require(folder).glob("*.npy")):
+            weights[f.stem] = np.load(f)
+    if not weights:
+        raise SystemExit(f"error: no .npy weights in {folder}")
+    return weights
+
+
+def load_rgb(path: Path, size: tuple[int, int] | None = None):
+    """A PIL RGB image, resized to size (width, height) if given."""
+    from PIL import Image
+
+    image = Image.open(require(Path(path))).convert("RGB")
+    return image if size is None else image.resize(size, Image.BICUBIC)
+
+
+def imagenet_input(path: Path) -> np.ndarray:
+    """The usual ImageNet input: shorter side resized to 256, the centre 224 x 224, normalized; [1, 3, 224, 224]."""
+    from PIL import Image
+
+    image = load_rgb(path)
+    scale = 256 / min(image.size)
+    image = image.resize((max(224, round(image.width * scale)), max(224, round(image.height * scale))),
+                         Image.BILINEAR)
+    left, top = (image.width - 224) // 2, (image.height - 224) // 2
+    pixels = np.asarray(image.crop((left, top, left + 224, top + 224)), np.float32) / 255
+    return ((pixels - IMAGENET_MEAN) / IMAGENET_STD).transpose(2, 0, 1)[None].copy()
+
+
+def imagenet_classes(data: Path) -> list[str]:
+    return require(data / "imagenet_categories.txt").read_text().splitlines()
+
+
+def print_top5(probabilities: np.ndarray, classes: list[str]) -> None:
+    for i in np.argsort(probabilities.ravel())[::-1][:5]:
+        print(f"  {probabilities.ravel()[i]:7.2%}  {i:4d}  {classes[i]}")
+
+
+def channel_vector(graph: dml.Graph, values: np.ndarray) -> dml.Expression:
+    """A per-channel constant (bias, scale, statistics) as DirectML wants it: [1, C, 1, 1]."""
+    return graph.constant(values.ravel(), sizes=[1, values.size, 1, 1])
