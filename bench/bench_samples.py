@@ -79,7 +79,8 @@ def torch_mobilenet(w, strides):
 def torch_superres(w):
     def run(y):
         for i in (1, 2, 3):
-            y = F.relu(F.conv2d(y, w[f"conv{i}.weight"], w[f"conv{i}.bias"], padding=w[f"conv{i}.weight"].shape[2] // 2))
+            weight = w[f"conv{i}.weight"]
+            y = F.relu(F.conv2d(y, weight, w[f"conv{i}.bias"], padding=weight.shape[2] // 2))
         return F.pixel_shuffle(F.conv2d(y, w["conv4.weight"], w["conv4.bias"], padding=1), 3).clamp(0, 1)
     return run
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import channel_vector, data_dir, load_rgb, load_weights, parser, require
+from sample_data import Image, channel_vector, data_dir, load_rgb, load_weights, parser, require
 
 STYLES = ("candy", "la_muse", "mosaic", "udnie")
 PAD = 40  # what the 5 residual blocks crop (2 each at quarter resolution), so the output keeps the input's size
@@ -74,8 +74,6 @@ def build(device: dml.Device, weights: dict[str, np.ndarray], height: int, width
 
 def stylize(op: dml.CompiledOperator, image):
     """A PIL RGB image (sides the network's) styled by the compiled network."""
-    from PIL import Image
-
     bgr = np.asarray(image, np.float32)[:, :, ::-1].transpose(2, 0, 1)[None]
     (out,) = op({"bgr": bgr})
     return Image.fromarray(np.round(out[0, ::-1].transpose(1, 2, 0)).astype(np.uint8), "RGB")

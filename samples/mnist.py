@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import channel_vector, data_dir, load_weights, parser, require
+from sample_data import Image, channel_vector, data_dir, load_weights, parser, require
 
 
 def build(device: dml.Device, weights: dict[str, np.ndarray]) -> dml.CompiledOperator:
@@ -34,8 +34,6 @@ def build(device: dml.Device, weights: dict[str, np.ndarray]) -> dml.CompiledOpe
 
 def prepare(path: Path) -> np.ndarray:
     """The image as MNIST's model expects it: [1, 1, 28, 28], white digit on black, values 0..255."""
-    from PIL import Image
-
     pixels = np.asarray(Image.open(require(Path(path))).convert("L"), np.float32)
     if pixels.shape == (28, 28):
         return pixels[None, None]

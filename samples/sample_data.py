@@ -14,6 +14,12 @@ import numpy as np
 
 import directml as dml
 
+try:
+    from PIL import Image
+except ImportError:
+    raise SystemExit("error: the model samples read and write images with Pillow: pip install pillow "
+                     "(or the package's [samples] extra)") from None
+
 DATA_ENV = "DIRECTML_SAMPLE_DATA"
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "sample-data"
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
@@ -58,16 +64,12 @@ def load_weights(folder: Path) -> dict[str, np.ndarray]:
 
 def load_rgb(path: Path, size: tuple[int, int] | None = None):
     """A PIL RGB image, resized to size (width, height) if given."""
-    from PIL import Image
-
     image = Image.open(require(Path(path))).convert("RGB")
     return image if size is None else image.resize(size, Image.BICUBIC)
 
 
 def imagenet_input(path: Path) -> np.ndarray:
     """The usual ImageNet input: shorter side resized to 256, the centre 224 x 224, normalized; [1, 3, 224, 224]."""
-    from PIL import Image
-
     image = load_rgb(path)
     scale = 256 / min(image.size)
     image = image.resize((max(224, round(image.width * scale)), max(224, round(image.height * scale))),

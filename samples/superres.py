@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import channel_vector, data_dir, load_rgb, load_weights, parser
+from sample_data import Image, channel_vector, data_dir, load_rgb, load_weights, parser
 
 SCALE = 3
 
@@ -38,8 +38,6 @@ def build(device: dml.Device, weights: dict[str, np.ndarray], height: int = 224,
 
 def upscale(op: dml.CompiledOperator, image):
     """A PIL RGB image upscaled 3x: Y by the network, Cb and Cr bicubically."""
-    from PIL import Image
-
     y, cb, cr = image.convert("YCbCr").split()
     (big_y,) = op({"y": np.asarray(y, np.float32)[None, None] / 255})
     big_y = Image.fromarray(np.round(big_y[0, 0] * 255).astype(np.uint8), "L")

@@ -16,9 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import directml as dml
-
-PIL = pytest.importorskip("PIL", reason="the samples read and write images with Pillow (pip install pillow)")
+pytest.importorskip("PIL", reason="the samples read and write images with Pillow (pip install pillow)")
 from PIL import Image, ImageDraw  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
