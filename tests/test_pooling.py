@@ -286,6 +286,18 @@ def roi_kwargs(p):
                 align_regions_to_corners=p["align"])
 
 
+@pytest.mark.parametrize("corner", [np.inf, 1e30])
+def test_roi_align_huge_region_takes_bounded_time(run, corner):
+    # An infinite region asks for the minimum of samples (all out of bounds) rather than up to 2^64 of them; a
+    # huge finite one is held to maximum_samples_per_output. Either must finish at once.
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+    rois = np.array([[0, 0, corner, corner]], np.float32)
+    p = params(mx=2**32 - 1 if np.isinf(corner) else 64)
+    (y,) = run(lambda a, r, b: dml.roi_align(a, r, b, out_of_bounds_input_value=-7.0, output_height=1,
+                                             output_width=1, **roi_kwargs(p)), x, rois, np.zeros(1, np.uint32))
+    assert y.shape == (1, 1, 1, 1) and np.isfinite(y).all()
+
+
 DOC_IMAGE = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 DOC_ROIS = np.array([[0, 0, 2, 2], [2, 0, 4, 2], [0, 2, 2, 4], [2, 2, 4, 4]], dtype=np.float32)
 

@@ -124,9 +124,10 @@ struct RoiAxis {
     RoiAxis(const RoiAlignParams& p, double c1, double c2, double scale_, int64_t out_size)
         : begin(c1 * scale_), size((c2 - c1) * scale_), scale(scale_), input_offset(p.input_pixel_offset) {
         // DirectML: clamp(size / output size) samples per output element, rounded up (an empty or inverted region,
-        // or a NaN corner, takes the minimum).
+        // or a NaN corner, takes the minimum; so does an infinite one, whose samples all lie out of bounds and
+        // which would otherwise ask for up to 2^64 of them).
         double want = std::ceil(size / double(out_size));
-        if (!(want >= double(p.minimum_samples_per_output))) want = p.minimum_samples_per_output;
+        if (!(want >= double(p.minimum_samples_per_output)) || !std::isfinite(want)) want = p.minimum_samples_per_output;
         samples = int64_t(std::min(want, double(p.maximum_samples_per_output)));
         const double total = double(samples) * double(out_size);
         // Spread evenly with the output pixel offset, or stretched from corner to corner (no offset applies).
