@@ -1,9 +1,9 @@
 // The CPU plan: a kernel per node, looked up at compile, and one arena for every intermediate value and kernel
 // workspace, with offsets reused once a value's last reader has run.
 #include <algorithm>
-#include <map>
 
 #include "../core/errors.h"
+#include "../executor/arena_planner.h"
 #include "cpu_device.h"
 #include "kernels/kernel.h"
 
@@ -32,34 +32,6 @@ const KernelTable& kernel_table() {
     return table;
 }
 
-// Places blocks in one address range, reusing freed ranges (first fit); tracks the peak.
-class ArenaPlanner {
-public:
-    uint64_t allocate(uint64_t bytes) {
-        bytes = (std::max<uint64_t>(bytes, 1) + 63) & ~uint64_t(63);
-        uint64_t at = 0;
-        for (auto& [off, size] : live_) {
-            if (off >= at + bytes) break;
-            at = std::max(at, off + size);
-        }
-        live_.emplace(at, bytes);
-        peak_ = std::max(peak_, at + bytes);
-        return at;
-    }
-    void release(uint64_t offset) { live_.erase(offset); }
-    uint64_t peak() const { return peak_; }
-
-private:
-    std::map<uint64_t, uint64_t> live_;  // offset -> size, ordered by offset
-    uint64_t peak_ = 0;
-};
-
-// Where a value lives during execute.
-struct Location {
-    enum class Kind { Input, Output, Arena } kind;
-    uint64_t index;  // input slot, output index, or arena offset
-};
-
 class CpuPlan : public Plan {
 public:
     CpuPlan(std::shared_ptr<Device> device, const CompiledGraph& g) : device_(std::move(device)), graph_(g) {
@@ -69,7 +41,7 @@ public:
         for (size_t i = 0; i < n; ++i)
             for (const auto& op : graph_.nodes[i].inputs)
                 if (op && op->value.source == Value::Source::Node) last_use[op->value.index] = i;
-        ArenaPlanner arena;
+        ArenaPlanner arena(64);  // vector loads
         std::vector<std::vector<uint64_t>> to_release(n);
         for (size_t i = 0; i < n; ++i) {
             const Node& node = graph_.nodes[i];

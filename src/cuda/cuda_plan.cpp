@@ -3,9 +3,9 @@
 // recorded as a CUDA graph the second time the same device addresses (inputs, outputs) come back, and replayed
 // from then on; the device's caching pool hands the same addresses back when a caller's buffers come and go.
 #include <cstdlib>
-#include <map>
 
 #include "../core/errors.h"
+#include "../executor/arena_planner.h"
 #include "cuda_device.h"
 #include "kernels/kernel.h"
 
@@ -27,34 +27,6 @@ const KernelTable& kernel_table() {
     return table;
 }
 
-// Places blocks in one address range, reusing freed ranges (first fit); tracks the peak. 256-byte alignment, as
-// cudaMalloc's, keeps every value as aligned as a buffer of its own (cuBLASLt's fast paths want it).
-class ArenaPlanner {
-public:
-    uint64_t allocate(uint64_t bytes) {
-        bytes = (std::max<uint64_t>(bytes, 1) + 255) & ~uint64_t(255);
-        uint64_t at = 0;
-        for (auto& [off, size] : live_) {
-            if (off >= at + bytes) break;
-            at = std::max(at, off + size);
-        }
-        live_.emplace(at, bytes);
-        peak_ = std::max(peak_, at + bytes);
-        return at;
-    }
-    void release(uint64_t offset) { live_.erase(offset); }
-    uint64_t peak() const { return peak_; }
-
-private:
-    std::map<uint64_t, uint64_t> live_;  // offset -> size, ordered by offset
-    uint64_t peak_ = 0;
-};
-
-struct Location {
-    enum class Kind { Input, Output, Arena } kind;
-    uint64_t index;  // input slot, output index, or arena offset
-};
-
 // Recorded graphs kept per plan: callers that keep some outputs alive alternate between a few address sets.
 constexpr size_t kMaxRecordings = 4;
 
@@ -71,7 +43,7 @@ public:
         for (size_t i = 0; i < n; ++i)
             for (const auto& op : graph_.nodes[i].inputs)
                 if (op && op->value.source == Value::Source::Node) last_use[op->value.index] = i;
-        ArenaPlanner arena;
+        ArenaPlanner arena(256);  // cudaMalloc's alignment: cuBLASLt's fast paths want it
         std::vector<std::vector<uint64_t>> to_release(n);
         for (size_t i = 0; i < n; ++i) {
             const Node& node = graph_.nodes[i];
