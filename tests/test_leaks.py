@@ -136,15 +136,15 @@ def test_failing_calls_keep_rss_flat(device):
 NO_CUDA = "no CUDA device: the cuda executor is not built here, or no GPU / driver is present"
 
 
-def cuda_free_bytes():
-    """Free device memory from the driver (cuMemGetInfo), in the CUDA context this thread uses."""
+def cuda_used_bytes():
+    """Device memory in use, from the driver (cuMemGetInfo), in the CUDA context this thread uses."""
     import ctypes
     lib = ctypes.CDLL("libcuda.so.1")
     free, total = ctypes.c_size_t(), ctypes.c_size_t()
     rc = lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
     if rc != 0:
         pytest.skip(f"cuMemGetInfo failed ({rc}): no CUDA context current on this thread")
-    return total.value - free.value  # used bytes: grows when memory leaks
+    return total.value - free.value
 
 
 @pytest.mark.skipif("cuda" not in dml.available_device_kinds(), reason=NO_CUDA)
@@ -159,4 +159,4 @@ def test_cuda_device_memory_stays_flat(rng):
         assert b.nbytes == data.nbytes
 
     compile_cycle(0)  # the context exists before the first reading
-    assert_flat(cycle, cycles=2000, measure=cuda_free_bytes, bound=64 * 2**20, what="CUDA memory in use")
+    assert_flat(cycle, cycles=2000, measure=cuda_used_bytes, bound=64 * 2**20, what="CUDA memory in use")
