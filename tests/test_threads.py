@@ -123,31 +123,43 @@ def test_buffers_and_constants_from_several_threads(device, rng):
 
 # --- the GIL -----------------------------------------------------------------------------------------------------
 
-def long_operator(kind):
-    """A dispatch of a few hundred milliseconds on the cpu executor: a large gemm or convolution."""
+def long_operator(kind, scale=1):
+    """A dispatch of tens to hundreds of milliseconds on the cpu executor: a large gemm or convolution."""
     cpu = dml.Device("cpu")
     g = dml.Graph(cpu)
     rng = np.random.default_rng(7)
     if kind == "gemm":
-        a, b = g.input([1, 1, 1024, 1024], name="a"), g.input([1, 1, 1024, 1024], name="b")
-        op = g.compile([dml.gemm(a, b)])  # 2 GFLOP
-        feeds = {"a": rng.random((1, 1, 1024, 1024), np.float32), "b": rng.random((1, 1, 1024, 1024), np.float32)}
+        n = 1024 * scale
+        a, b = g.input([1, 1, n, n], name="a"), g.input([1, 1, n, n], name="b")
+        op = g.compile([dml.gemm(a, b)])  # 2 GFLOP at scale 1
+        feeds = {"a": rng.random((1, 1, n, n), np.float32), "b": rng.random((1, 1, n, n), np.float32)}
     else:
-        x, w = g.input([1, 64, 128, 128], name="x"), g.input([64, 64, 3, 3], name="w")
-        op = g.compile([dml.convolution(x, w, start_padding=[1, 1], end_padding=[1, 1])])  # 1.2 GFLOP
-        feeds = {"x": rng.random((1, 64, 128, 128), np.float32), "w": rng.random((64, 64, 3, 3), np.float32)}
+        hw = 128 * scale
+        x, w = g.input([1, 64, hw, hw], name="x"), g.input([64, 64, 3, 3], name="w")
+        op = g.compile([dml.convolution(x, w, start_padding=[1, 1], end_padding=[1, 1])])  # 1.2 GFLOP at scale 1
+        feeds = {"x": rng.random((1, 64, hw, hw), np.float32), "w": rng.random((64, 64, 3, 3), np.float32)}
     return op, feeds
+
+
+def timed_long_operator(kind):
+    """long_operator, grown until one dispatch takes 30 ms or more: on a many-core machine (the H200 host's
+    16 cores run the scale-1 gemm in 5 ms) a shorter one leaves the other thread no time to show progress."""
+    for scale in (1, 2, 4):
+        op, feeds = long_operator(kind, scale)
+        op(feeds)  # warm-up: thread pool, BLAS
+        start = time.perf_counter()
+        op(feeds)
+        one = time.perf_counter() - start
+        if one >= 0.03:
+            break
+    return op, feeds, one
 
 
 @pytest.mark.parametrize("kind", ["gemm", "convolution"])
 def test_dispatch_releases_the_gil(kind):
     """While one thread dispatches, another Python thread keeps running: the longest pause it sees is a small
     part of the dispatch. Were the GIL held, it would stop for the whole of each dispatch."""
-    op, feeds = long_operator(kind)
-    op(feeds)  # warm-up: thread pool, BLAS
-    start = time.perf_counter()
-    op(feeds)
-    one = time.perf_counter() - start
+    op, feeds, one = timed_long_operator(kind)
     repeats = max(1, int(0.3 / one))  # about 0.3 s of dispatching
     done = threading.Event()
     spans = []
