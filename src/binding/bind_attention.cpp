@@ -9,15 +9,6 @@ namespace dml::binding {
 
 namespace {
 
-nb::handle attention_outputs() {
-    static nb::handle type = nb::module_::import_("collections")
-                                 .attr("namedtuple")("MultiheadAttentionOutputs",
-                                                     nb::make_tuple("output", "present_key", "present_value"),
-                                                     nb::arg("module") = "directml")
-                                 .release();
-    return type;
-}
-
 nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
 
 }  // namespace
@@ -30,19 +21,20 @@ void bind_attention(nb::module_& m) {
         .value("KEY_SEQUENCE_END_START", MT::KeySequenceEndStart)
         .value("KEY_QUERY_SEQUENCE_LENGTH_START_END", MT::KeyQuerySequenceLengthStartEnd)
         .value("BOOLEAN", MT::Boolean);
-    m.attr("MultiheadAttentionOutputs") = attention_outputs();
+    nb::handle attention_outputs = outputs_type(m, "MultiheadAttentionOutputs", "output present_key present_value");
 
     using E = std::optional<Expression>;
     m.def("multihead_attention",
-          [](E query, E key, E value, E stacked_query_key, E stacked_key_value, E stacked_query_key_value, E bias,
-             E mask, E relative_position_bias, E past_key, E past_value, uint32_t head_count, std::optional<float> scale,
-             float mask_filter_value, MT mask_type, bool output_present_key, bool output_present_value) {
+          [attention_outputs](E query, E key, E value, E stacked_query_key, E stacked_key_value,
+                              E stacked_query_key_value, E bias, E mask, E relative_position_bias, E past_key,
+                              E past_value, uint32_t head_count, std::optional<float> scale, float mask_filter_value,
+                              MT mask_type, bool output_present_key, bool output_present_value) {
               MultiheadAttentionInputs in{query, key, value, stacked_query_key, stacked_key_value,
                                           stacked_query_key_value, bias, mask, relative_position_bias, past_key,
                                           past_value};
               auto r = multihead_attention(in, head_count, scale, mask_filter_value, mask_type, output_present_key,
                                            output_present_value);
-              return attention_outputs()(r.output, or_none(r.present_key), or_none(r.present_value));
+              return attention_outputs(r.output, or_none(r.present_key), or_none(r.present_value));
           },
           "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(), "stacked_query_key"_a = nb::none(),
           "stacked_key_value"_a = nb::none(), "stacked_query_key_value"_a = nb::none(), "bias"_a = nb::none(),

@@ -58,14 +58,6 @@ ScalarUnion to_scalar(DataType type, nb::handle value, const char* what) {
     });
 }
 
-nb::handle random_generator_outputs() {
-    static nb::handle type = nb::module_::import_("collections")
-                                 .attr("namedtuple")("RandomGeneratorOutputs", nb::make_tuple("values", "state"),
-                                                     nb::arg("module") = "directml")
-                                 .release();
-    return type;
-}
-
 std::optional<DataType> optional_type(nb::handle dtype) {
     return dtype.is_none() ? std::nullopt : std::optional<DataType>(to_data_type(dtype));
 }
@@ -93,7 +85,7 @@ Expression constant_data_from(const std::shared_ptr<Graph>& graph, nb::handle da
 void bind_generation(nb::module_& m) {
     nb::enum_<RandomGeneratorType>(m, "RandomGeneratorType", "DML_RANDOM_GENERATOR_TYPE.")
         .value("PHILOX_4X32_10", RandomGeneratorType::Philox4x32_10);
-    m.attr("RandomGeneratorOutputs") = random_generator_outputs();
+    nb::handle random_generator_outputs = outputs_type(m, "RandomGeneratorOutputs", "values state");
 
     m.def("fill_value_constant",
           [](const std::shared_ptr<Graph>& graph, std::vector<int64_t> sizes, nb::handle value_data_type, nb::handle value) {
@@ -114,10 +106,11 @@ void bind_generation(nb::module_& m) {
           "graph"_a, nb::kw_only(), "sizes"_a, "value_data_type"_a, "value_start"_a, "value_delta"_a,
           "Element i (row-major) is value_start + i * value_delta (DML_OPERATOR_FILL_VALUE_SEQUENCE).");
     m.def("random_generator",
-          [](const Expression& state, std::vector<int64_t> output_sizes, bool output_state, RandomGeneratorType type) {
+          [random_generator_outputs](const Expression& state, std::vector<int64_t> output_sizes, bool output_state,
+                                     RandomGeneratorType type) {
               auto outs = random_generator(state, to_sizes(output_sizes, "random_generator output_sizes"),
                                            output_state, type);
-              return random_generator_outputs()(outs[0], output_state ? nb::cast(outs[1]) : nb::none());
+              return random_generator_outputs(outs[0], output_state ? nb::cast(outs[1]) : nb::none());
           },
           "input_state"_a, nb::kw_only(), "output_sizes"_a, "output_state"_a = true,
           "type"_a = RandomGeneratorType::Philox4x32_10,

@@ -10,15 +10,8 @@
 namespace dml::binding {
 
 void bind_normalization(nb::module_& m) {
-    // Multi-output results are namedtuples, created once and held for the life of the process.
-    auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type =
-            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
-        m.attr(name) = type;
-        return type;
-    };
-    nb::handle training_outputs = namedtuple("BatchNormalizationTrainingOutputs", "output mean variance");
-    nb::handle grad_outputs = namedtuple("BatchNormalizationGradOutputs", "gradient scale_gradient bias_gradient");
+    nb::handle training_outputs = outputs_type(m, "BatchNormalizationTrainingOutputs", "output mean variance");
+    nb::handle grad_outputs = outputs_type(m, "BatchNormalizationGradOutputs", "gradient scale_gradient bias_gradient");
     auto grad_tuple = [grad_outputs](const BatchNormalizationGradOutputs& r) {
         return grad_outputs(nb::cast(r.gradient), nb::cast(r.scale_gradient), nb::cast(r.bias_gradient));
     };

@@ -29,15 +29,8 @@ void bind_pooling(nb::module_& m) {
         .value("NEAREST_NEIGHBOR", InterpolationMode::NearestNeighbor)
         .value("LINEAR", InterpolationMode::Linear);
 
-    // Multi-output results are namedtuples, created once and held for the life of the process.
-    auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type =
-            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
-        m.attr(name) = type;
-        return type;
-    };
-    nb::handle max_pooling_outputs = namedtuple("MaxPoolingOutputs", "values indices");
-    nb::handle roi_align_grad_outputs = namedtuple("RoiAlignGradOutputs", "output_gradient output_roi_gradient");
+    nb::handle max_pooling_outputs = outputs_type(m, "MaxPoolingOutputs", "values indices");
+    nb::handle roi_align_grad_outputs = outputs_type(m, "RoiAlignGradOutputs", "output_gradient output_roi_gradient");
 
     m.def("average_pooling", &average_pooling, "input"_a, nb::kw_only(), "strides"_a, "window_size"_a,
           "start_padding"_a, "end_padding"_a, "include_padding"_a, "output_sizes"_a = U32s{}, "dilations"_a = U32s{},

@@ -10,14 +10,6 @@ namespace dml::binding {
 
 namespace {
 
-nb::handle gru_outputs() {
-    static nb::handle type = nb::module_::import_("collections")
-                                 .attr("namedtuple")("GRUOutputs", nb::make_tuple("sequence", "single"),
-                                                     nb::arg("module") = "directml")
-                                 .release();
-    return type;
-}
-
 nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
 
 }  // namespace
@@ -31,10 +23,10 @@ void bind_recurrent(nb::module_& m) {
         .value("BOTH", GRUOutputOptions::Both)
         .value("SEQUENCE", GRUOutputOptions::Sequence)
         .value("SINGLE", GRUOutputOptions::Single);
-    m.attr("GRUOutputs") = gru_outputs();
+    nb::handle gru_outputs = outputs_type(m, "GRUOutputs", "sequence single");
 
     m.def("gru",
-          [](const Expression& input, const Expression& weight, const Expression& recurrence,
+          [gru_outputs](const Expression& input, const Expression& weight, const Expression& recurrence,
              std::optional<Expression> bias, std::optional<Expression> hidden_init,
              std::optional<Expression> sequence_lengths, std::optional<std::vector<FusedActivation>> activation_descs,
              RecurrentNetworkDirection direction, bool linear_before_reset, GRUOutputOptions output_options) {
@@ -46,7 +38,7 @@ void bind_recurrent(nb::module_& m) {
                       activations.insert(activations.end(), {{ActivationFunction::Sigmoid}, {ActivationFunction::Tanh}});
               auto [sequence, single] = gru(input, weight, recurrence, bias, hidden_init, sequence_lengths, activations,
                                             direction, linear_before_reset, output_options);
-              return gru_outputs()(or_none(sequence), or_none(single));
+              return gru_outputs(or_none(sequence), or_none(single));
           },
           "input"_a, "weight"_a, "recurrence"_a, "bias"_a = nb::none(), "hidden_init"_a = nb::none(),
           "sequence_lengths"_a = nb::none(), nb::kw_only(), "activation_descs"_a = nb::none(),

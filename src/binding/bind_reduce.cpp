@@ -27,15 +27,8 @@ void bind_reduce(nb::module_& m) {
         .value("INCREASING", AxisDirection::Increasing)
         .value("DECREASING", AxisDirection::Decreasing);
 
-    // Multi-output results are namedtuples, created once and held for the life of the process.
-    auto namedtuple = [&](const char* name, const char* fields) {
-        nb::handle type =
-            nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
-        m.attr(name) = type;
-        return type;
-    };
-    nb::handle top_k_outputs = namedtuple("TopKOutputs", "values indices");
-    nb::handle non_zero_outputs = namedtuple("NonZeroCoordinatesOutputs", "count coordinates");
+    nb::handle top_k_outputs = outputs_type(m, "TopKOutputs", "values indices");
+    nb::handle non_zero_outputs = outputs_type(m, "NonZeroCoordinatesOutputs", "count coordinates");
 
     m.def("reduce",
           [](const Expression& x, ReduceFunction f, std::optional<std::vector<uint32_t>> axes,

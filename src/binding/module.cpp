@@ -45,6 +45,13 @@ nb::object copy_to_numpy(const Buffer& buffer) {
     return memory_to_numpy(memory, buffer.data_type, buffer.shape);
 }
 
+nb::handle outputs_type(nb::module_& m, const char* name, const char* fields) {
+    nb::handle type =
+        nb::module_::import_("collections").attr("namedtuple")(name, fields, "module"_a = "directml").release();
+    m.attr(name) = type;
+    return type;
+}
+
 nb::object dlpack_view(const Buffer& buffer) {
     std::vector<size_t> dims(buffer.shape.begin(), buffer.shape.end());
     nb::dlpack::dtype dt;

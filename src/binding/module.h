@@ -30,6 +30,9 @@ void bind_attention(nb::module_& m);
 // ValueError unless `buffer` is on `device`, of desc's type and element count. `who` prefixes the message.
 void check_buffer_fits(const Buffer& buffer, const TensorDesc& desc, const Device& device, const std::string& who);
 nb::object copy_to_numpy(const Buffer& buffer);
+// The namedtuple type of a multi-output operator's results (`fields` space-separated), added to the module as
+// `name` and held for the life of the process: a static nb::object would be released after the interpreter.
+nb::handle outputs_type(nb::module_& m, const char* name, const char* fields);
 // A DLPack-capable view of the buffer's memory that keeps it alive.
 nb::object dlpack_view(const Buffer& buffer);
 
