@@ -7,12 +7,6 @@
 
 namespace dml::binding {
 
-namespace {
-
-nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
-
-}  // namespace
-
 void bind_attention(nb::module_& m) {
     using MT = MultiheadAttentionMaskType;
     nb::enum_<MT>(m, "MultiheadAttentionMaskType", "DML_MULTIHEAD_ATTENTION_MASK_TYPE.")

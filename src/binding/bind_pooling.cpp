@@ -13,8 +13,6 @@ namespace {
 
 using U32s = std::vector<uint32_t>;
 
-nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
-
 RoiAlignParams roi_params(ReduceFunction reduction, InterpolationMode interpolation, float scale_x, float scale_y,
                           float input_offset, float output_offset, uint32_t min_samples, uint32_t max_samples,
                           bool align_corners) {

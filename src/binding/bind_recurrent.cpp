@@ -8,12 +8,6 @@
 
 namespace dml::binding {
 
-namespace {
-
-nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
-
-}  // namespace
-
 void bind_recurrent(nb::module_& m) {
     nb::enum_<RecurrentNetworkDirection>(m, "RecurrentNetworkDirection", "DML_RECURRENT_NETWORK_DIRECTION.")
         .value("FORWARD", RecurrentNetworkDirection::Forward)

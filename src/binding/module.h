@@ -2,6 +2,7 @@
 #pragma once
 #include <nanobind/nanobind.h>
 
+#include <optional>
 #include <string>
 
 #include "../core/graph.h"
@@ -30,6 +31,9 @@ void bind_attention(nb::module_& m);
 // ValueError unless `buffer` is on `device`, of desc's type and element count. `who` prefixes the message.
 void check_buffer_fits(const Buffer& buffer, const TensorDesc& desc, const Device& device, const std::string& who);
 nb::object copy_to_numpy(const Buffer& buffer);
+// An optional output of a multi-output operator: the Expression, or None where it was not asked for.
+inline nb::object or_none(const std::optional<Expression>& e) { return e ? nb::cast(*e) : nb::none(); }
+
 // The namedtuple type of a multi-output operator's results (`fields` space-separated), added to the module as
 // `name` and held for the life of the process: a static nb::object would be released after the interpreter.
 nb::handle outputs_type(nb::module_& m, const char* name, const char* fields);
