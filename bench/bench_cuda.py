@@ -1,12 +1,13 @@
 """The cuda executor against PyTorch on the same GPU, in the same run.
 
-GEMM (float32 and float16: square 4096 and transformer shapes) and convolution (SD-UNet-like float16 shapes):
-throughput of one dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's
-matmul / conv2d, both timed per call on the wall clock up to a synchronized result, median of many calls; ratio =
-our throughput / torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per
+GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-UNet float16 shapes),
+multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
+(float16) and a stack of 20 UNet ResNet blocks (against the same network in eager torch): throughput of one
+dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both timed per call on
+the wall clock up to a synchronized result, median of many calls; ratio = our throughput / torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per
 dispatch, with CUDA-graph replay and without (DIRECTML_CUDA_GRAPHS=0), and torch's eager loop for reference.
 
-Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick]
+Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick] [--only gemm conv attention norm resnet]
 """
 
 import argparse
@@ -38,6 +39,17 @@ def torch_timer(torch):
             torch.cuda.synchronize()
         return call
     return timed
+
+
+def relative_error(got, want):
+    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+    return float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
+
+
+def throughput_row(case, work, unit, ours, theirs, err):
+    """`work` in units of `unit` (TFLOP or GB) per call."""
+    return {"case": case, f"ours_{unit}": work / ours, f"torch_{unit}": work / theirs, "ratio": theirs / ours,
+            "ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "rel_err": err}
 
 
 def gemm_cases(quick):
@@ -84,12 +96,9 @@ def bench_gemm(device, torch, reps, quick):
         # Agreement on a corner, so that a fast wrong answer does not pass.
         (got,) = op(feeds, readback=False)
         want = (ta @ (tbt.transpose(-1, -2) if tb else tbt)).float().cpu().numpy()
-        err = float(np.max(np.abs(got.numpy()[0, 0, :64, :64].astype(np.float32) - want[0, 0, :64, :64])) /
-                    (np.max(np.abs(want[0, 0, :64, :64])) + 1e-30))
-        flops = 2.0 * b0 * b1 * m * k * n
-        rows.append({"case": f"gemm {dtype} [{b0},{b1},{m},{k}]x{'T' if tb else ''}[{k},{n}]",
-                     "ours_tflops": flops / ours / 1e12, "torch_tflops": flops / theirs / 1e12,
-                     "ratio": theirs / ours, "ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "rel_err": err})
+        err = relative_error(got.numpy()[0, 0, :64, :64], want[0, 0, :64, :64])
+        rows.append(throughput_row(f"gemm {dtype} [{b0},{b1},{m},{k}]x{'T' if tb else ''}[{k},{n}]",
+                                   2.0 * b0 * b1 * m * k * n / 1e12, "tflops", ours, theirs, err))
     return rows
 
 
@@ -113,13 +122,146 @@ def bench_conv(device, torch, reps, quick):
         theirs = median_seconds(timed(conv), reps)
         (got,) = op(feeds, readback=False)
         want = conv().float().cpu().numpy()
-        err = float(np.max(np.abs(got.numpy().astype(np.float32) - want)) / (np.max(np.abs(want)) + 1e-30))
         ho, wo = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
-        flops = 2.0 * n * cout * ho * wo * c * k * k
-        rows.append({"case": f"conv float16 [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}",
-                     "ours_tflops": flops / ours / 1e12, "torch_tflops": flops / theirs / 1e12,
-                     "ratio": theirs / ours, "ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "rel_err": err})
+        rows.append(throughput_row(f"conv float16 [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}",
+                                   2.0 * n * cout * ho * wo * c * k * k / 1e12, "tflops", ours, theirs,
+                                   relative_error(got.numpy(), want)))
     return rows
+
+
+
+def attention_cases(quick):
+    cases = [  # (batch, query tokens, key tokens, heads, head size), float16: SDXL's UNet self/cross attention
+        (2, 4096, 4096, 10, 64),
+        (2, 1024, 1024, 20, 64),
+        (2, 4096, 77, 10, 64),
+        (2, 1024, 77, 20, 64),
+    ]
+    return cases[:1] if quick else cases
+
+
+def bench_attention(device, torch, reps, quick):
+    """multihead_attention on [batch, tokens, heads * head size] against torch's scaled_dot_product_attention on
+    the same memory viewed as [batch, heads, tokens, head size]."""
+    rows = []
+    timed = torch_timer(torch)
+    for b, sq, sk, h, d in attention_cases(quick):
+        rng = np.random.default_rng(0)
+        q, k, v = (rng.standard_normal((b, s, h * d)).astype(np.float16) for s in (sq, sk, sk))
+        g = dml.Graph(device)
+        out = dml.multihead_attention(query=g.input(q.shape, np.float16, name="q"),
+                                      key=g.input(k.shape, np.float16, name="k"),
+                                      value=g.input(v.shape, np.float16, name="v"), head_count=h).output
+        op = g.compile([out])
+        feeds = {"q": dml.Buffer(device, q), "k": dml.Buffer(device, k), "v": dml.Buffer(device, v)}
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        tq, tk, tv = (torch.from_numpy(a).cuda().view(b, -1, h, d).transpose(1, 2) for a in (q, k, v))
+        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)  # noqa: E731
+        theirs = median_seconds(timed(sdpa), reps)
+        (got,) = op(feeds, readback=False)
+        want = sdpa().transpose(1, 2).reshape(b, sq, h * d).float().cpu().numpy()
+        rows.append(throughput_row(f"attention float16 b{b} q{sq} k{sk} h{h} d{d}", 4.0 * b * h * sq * sk * d / 1e12,
+                                   "tflops", ours, theirs, relative_error(got.numpy(), want)))
+    return rows
+
+
+def group_norm(g, x, groups, scale, bias, eps=1e-5):
+    """GroupNorm as DirectML spells it: mean_variance_normalization over a [N, G, C / G, H, W] view."""
+    n, c, h, w = x.shape
+    grouped = dml.reinterpret(x, [n, groups, c // groups, h, w])
+    shape = [1, groups, c // groups, 1, 1]
+    y = dml.mean_variance_normalization(grouped, g.constant(scale.reshape(shape)), g.constant(bias.reshape(shape)),
+                                        axes=[2, 3, 4], normalize_variance=True, epsilon=eps)
+    return dml.reinterpret(y, [n, c, h, w])
+
+
+def bench_normalization(device, torch, reps, quick):
+    """Group norm (32 groups, SD-UNet activations) and layer norm (transformer tokens), float16, against torch's
+    F.group_norm / F.layer_norm; GB/s counts one read and one write of the activations."""
+    rows = []
+    timed = torch_timer(torch)
+    F = torch.nn.functional
+    rng = np.random.default_rng(0)
+    for n, c, h, w in [(2, 320, 64, 64), (2, 640, 32, 32), (2, 1280, 16, 16)][: 1 if quick else 3]:
+        x = rng.standard_normal((n, c, h, w)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([group_norm(g, g.input(x.shape, np.float16, name="x"), 32, scale, bias)])
+        feeds = {"x": dml.Buffer(device, x)}
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
+        gn = lambda: F.group_norm(tx, 32, ts, tb, 1e-5)  # noqa: E731
+        theirs = median_seconds(timed(gn), reps)
+        (got,) = op(feeds, readback=False)
+        rows.append(throughput_row(f"group norm float16 [{n},{c},{h},{w}] 32 groups", 2 * x.nbytes / 1e9, "gbps",
+                                   ours, theirs, relative_error(got.numpy(), gn().float().cpu().numpy())))
+    for b, t, c in [(2, 4096, 640), (2, 1024, 1280), (8, 2048, 4096)][: 1 if quick else 3]:
+        x = rng.standard_normal((b, t, c)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([dml.mean_variance_normalization(
+            g.input(x.shape, np.float16, name="x"), g.constant(scale.reshape(1, 1, c)), g.constant(bias.reshape(1, 1, c)),
+            axes=[2], normalize_variance=True, epsilon=1e-5)])
+        feeds = {"x": dml.Buffer(device, x)}
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
+        ln = lambda: F.layer_norm(tx, (c,), ts, tb, 1e-5)  # noqa: E731
+        theirs = median_seconds(timed(ln), reps)
+        (got,) = op(feeds, readback=False)
+        rows.append(throughput_row(f"layer norm float16 [{b},{t},{c}]", 2 * x.nbytes / 1e9, "gbps", ours, theirs,
+                                   relative_error(got.numpy(), ln().float().cpu().numpy())))
+    return rows
+
+
+def bench_resnet_stack(device, torch, reps, quick, blocks=20, shape=(2, 320, 64, 64)):
+    """A stack of SD-UNet-style ResNet blocks, x + conv(silu(gn(conv(silu(gn(x)))))), float16, against the same
+    network in eager PyTorch (cuDNN benchmark mode on)."""
+    blocks = 4 if quick else blocks
+    n, c, h, w = shape
+    rng = np.random.default_rng(0)
+    params = [{"gn1": (1 + 0.1 * rng.standard_normal(c), 0.1 * rng.standard_normal(c)),
+               "gn2": (1 + 0.1 * rng.standard_normal(c), 0.1 * rng.standard_normal(c)),
+               "conv1": (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c), 0.1 * rng.standard_normal(c)),
+               "conv2": (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c), 0.1 * rng.standard_normal(c))}
+              for _ in range(blocks)]
+    params = [{k: tuple(a.astype(np.float16) for a in v) for k, v in p.items()} for p in params]
+    x = rng.standard_normal(shape).astype(np.float16)
+
+    g = dml.Graph(device)
+    y = g.input(x.shape, np.float16, name="x")
+
+    def conv(v, weights):
+        f, b = weights
+        return dml.convolution(v, g.constant(f), g.constant(b.reshape(1, c, 1, 1)), start_padding=[1, 1],
+                               end_padding=[1, 1])
+
+    for p in params:
+        r = conv(dml.activation_swish(group_norm(g, y, 32, *p["gn1"])), p["conv1"])
+        r = conv(dml.activation_swish(group_norm(g, r, 32, *p["gn2"])), p["conv2"])
+        y = y + r
+    op = g.compile([y])
+    feeds = {"x": dml.Buffer(device, x)}
+    ours = median_seconds(lambda: op(feeds, readback=False), reps)
+
+    F = torch.nn.functional
+    tp = [{k: tuple(torch.from_numpy(a).cuda() for a in v) for k, v in p.items()} for p in params]
+    tx = torch.from_numpy(x).cuda()
+
+    def torch_net():
+        v = tx
+        for p in tp:
+            r = F.conv2d(F.silu(F.group_norm(v, 32, *p["gn1"], 1e-5)), *p["conv1"], padding=1)
+            r = F.conv2d(F.silu(F.group_norm(r, 32, *p["gn2"], 1e-5)), *p["conv2"], padding=1)
+            v = v + r
+        return v
+
+    with torch.inference_mode():
+        theirs = median_seconds(torch_timer(torch)(torch_net), reps)
+        want = torch_net().float().cpu().numpy()
+    (got,) = op(feeds, readback=False)
+    flops = blocks * 2 * 2.0 * n * c * h * w * c * 9
+    return [throughput_row(f"{blocks} UNet ResNet blocks float16 [{n},{c},{h},{w}]", flops / 1e12, "tflops", ours,
+                           theirs, relative_error(got.numpy(), want))]
 
 
 def elementwise_chain(g, x, nodes):
@@ -194,6 +336,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
+    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm resnet (default all)")
     parser.add_argument("--profile", action="store_true", help="also print our kernels' GPU times for some convolutions")
     args = parser.parse_args()
     import torch
@@ -203,11 +346,19 @@ def main():
     torch.backends.cudnn.benchmark = True  # torch at its best: cuDNN picks its fastest algorithm
     device = dml.Device("cuda")
     print(f"device: {device.name}; torch {torch.__version__}, {torch.cuda.get_device_name()}")
-    rows = bench_gemm(device, torch, args.reps, args.quick) + bench_conv(device, torch, args.reps, args.quick)
-    print(f"{'case':58} {'ours TFLOP/s':>12} {'torch':>8} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}")
-    for r in rows:
-        print(f"{r['case']:58} {r['ours_tflops']:12.1f} {r['torch_tflops']:8.1f} {r['ratio']:6.2f} {r['ours_ms']:8.3f} "
-              f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}")
+    benches = {"gemm": bench_gemm, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
+               "resnet": bench_resnet_stack}
+    rows = []
+    print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}")
+    for name, bench in benches.items():
+        if args.only and name not in args.only:
+            continue
+        for r in bench(device, torch, args.reps, args.quick):
+            unit = "tflops" if "ours_tflops" in r else "gbps"
+            print(f"{r['case']:58} {r['ours_' + unit]:9.1f} {r['torch_' + unit]:9.1f} "
+                  f"{'TFLOP/s' if unit == 'tflops' else 'GB/s':>7} {r['ratio']:6.2f} {r['ours_ms']:8.3f} "
+                  f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}", flush=True)
+            rows.append(r)
     overhead = bench_dispatch(device, torch, args.reps)
     for r in overhead:
         print(f"{r['case']:58} {r['us_per_dispatch']:10.1f} us per dispatch")

@@ -1,10 +1,13 @@
-"""The sample networks on the CPU executor against PyTorch CPU running the same networks, in the same run.
+"""The sample networks on one of our executors against PyTorch running the same networks on the same processor
+(CPU, or the GPU for --device cuda), in the same run.
 
 Each network is the sample's own graph (samples/*.py build functions, real weights from the sample data); the
 PyTorch model is written here with torch.nn.functional from the same .npy weights, and its output is compared
 with ours before timing so both sides do the same work. Prints our median time per inference, PyTorch's, and
-the ratio torch/ours (above 1: we are faster). Needs PyTorch (not a dependency of the package) and Pillow.
-Run: python bench/bench_samples.py [--repeat N] [--data DIR] [--only NAME ...]
+the ratio torch/ours (above 1: we are faster). On cuda, inputs are already on the GPU and outputs stay there (as
+dml.Buffers / torch tensors), and torch runs eagerly with cuDNN's benchmark mode on, each call timed up to a
+synchronized result. Needs PyTorch (not a dependency of the package) and Pillow.
+Run: python bench/bench_samples.py [--device cpu|cuda] [--repeat N] [--data DIR] [--only NAME ...]
 """
 
 import argparse
@@ -26,8 +29,9 @@ except ImportError:
     raise SystemExit("bench_samples needs PyTorch: pip install torch")
 
 
-def tensors(weights):
-    return {k: torch.from_numpy(np.ascontiguousarray(v, np.float32)) for k, v in weights.items()}
+def torch_device(device: dml.Device) -> str:
+    """Where torch runs to compare with our `device`: the GPU for cuda, else the CPU."""
+    return "cuda" if device.kind == "cuda" else "cpu"
 
 
 def torch_mnist(w):
@@ -113,7 +117,7 @@ def torch_style(w):
     return run
 
 
-def cases(data: Path):
+def cases(data: Path, device: dml.Device):
     """(name, the sample's compiled graph, its input name, the torch model, an input array) per network."""
     import candy
     import mnist
@@ -121,47 +125,70 @@ def cases(data: Path):
     import squeezenet
     import superres
 
-    cpu = dml.Device("cpu")
+    where = torch_device(device)
+
+    def tensors(weights):
+        return {k: torch.from_numpy(np.ascontiguousarray(v, np.float32)).to(where) for k, v in weights.items()}
+
     load = sample_data.load_weights
     dog = sample_data.imagenet_input(data / "dog2.jpg")
     photo = sample_data.load_rgb(data / "DefaultImage.jpg", (720, 720))
     w = load(data / "mnist-8_tensor_data")
-    yield "mnist 28x28", mnist.build(cpu, w), "image", torch_mnist(tensors(w)), \
+    yield "mnist 28x28", mnist.build(device, w), "image", torch_mnist(tensors(w)), \
         mnist.prepare(data / "mnist_image1.png")
     w = load(data / "squeezenet_tensor_data")
-    yield "squeezenet 1.1 224x224", squeezenet.build(cpu, w), "image", torch_squeezenet(tensors(w)), dog
+    yield "squeezenet 1.1 224x224", squeezenet.build(device, w), "image", torch_squeezenet(tensors(w)), dog
     w = load(data / "mobile_net_data")
-    yield "mobilenet v2 features 224x224", mobilenet.build(cpu, w), "image", \
+    yield "mobilenet v2 features 224x224", mobilenet.build(device, w), "image", \
         torch_mobilenet(tensors(w), mobilenet.STRIDES), dog
     w = load(data / "super_resolution_10_data")
     y = np.asarray(photo.resize((224, 224)).convert("YCbCr").split()[0], np.float32)[None, None] / 255
-    yield "superres 224 -> 672", superres.build(cpu, w), "y", torch_superres(tensors(w)), y
+    yield "superres 224 -> 672", superres.build(device, w), "y", torch_superres(tensors(w)), y
     w = load(data / "candy_tensor_data")
     bgr = np.asarray(photo, np.float32)[:, :, ::-1].transpose(2, 0, 1)[None].copy()
-    yield "candy 720x720", candy.build(cpu, w, 720, 720), "bgr", torch_style(tensors(w)), bgr
+    yield "candy 720x720", candy.build(device, w, 720, 720), "bgr", torch_style(tensors(w)), bgr
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="our executor, and where torch runs (cpu or cuda)")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--data", type=Path, default=None, help="sample data folder (as the samples take it)")
     parser.add_argument("--only", nargs="*", default=None, help="names starting with these (mnist, candy, ...)")
     args = parser.parse_args()
     data = sample_data.data_dir(args.data)
-    print(f"device: {dml.Device('cpu').name}; torch {torch.__version__}, {torch.get_num_threads()} threads")
-    for name, op, input_name, model, x in cases(data):
+    device = dml.Device(args.device)
+    where = torch_device(device)
+    gpu = where == "cuda"
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False  # float32 in float32 on both sides
+    processor = torch.cuda.get_device_name() if gpu else f"{torch.get_num_threads()} threads"
+    print(f"device: {device.name}; torch {torch.__version__}, {processor}")
+    for name, op, input_name, model, x in cases(data, device):
         if args.only and not any(name.startswith(o) for o in args.only):
             continue
-        tx = torch.from_numpy(x)
+        tx = torch.from_numpy(x).to(where)
+        feeds = {input_name: dml.Buffer(device, x) if gpu else x}
+
+        def ours():
+            return op(feeds, readback=not gpu)
+
+        def theirs():
+            y = model(tx)
+            if gpu:
+                torch.cuda.synchronize()
+            return y
+
         with torch.inference_mode():
-            (ours,) = op({input_name: x})
-            theirs = model(tx).numpy()
-            error = np.abs(ours.reshape(theirs.shape) - theirs).max() / np.abs(theirs).max()
+            (got,) = ours()
+            want = theirs().cpu().numpy()
+            got = got.numpy() if gpu else got
+            error = np.abs(got.reshape(want.shape) - want).max() / np.abs(want).max()
             if not error < 1e-3:
                 raise SystemExit(f"{name}: our output differs from PyTorch's by {error:.1e} (relative)")
-            ours_t = median_time(lambda: op({input_name: x}), args.repeat)
-            theirs_t = median_time(lambda: model(tx), args.repeat)
-        row(name, ours_t, "torch-cpu", theirs_t)
+            ours_t = median_time(ours, args.repeat)
+            theirs_t = median_time(theirs, args.repeat)
+        row(name, ours_t, f"torch-{where}", theirs_t)
 
 
 if __name__ == "__main__":

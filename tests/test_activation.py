@@ -9,15 +9,14 @@ import pytest
 
 import directml as dml
 
-DEVICE = dml.Device("cpu")
 RNG = np.random.default_rng(11)
 FLOATS = [np.float32, np.float16]
 SIGNED = [np.int8, np.int16, np.int32]
 SELU_ALPHA, SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
 
 
-def run(build, *arrays):
-    graph = dml.Graph(DEVICE)
+def run(device, build, *arrays):
+    graph = dml.Graph(device)
     inputs = [graph.input(list(a.shape), a.dtype) for a in arrays]
     out = build(*inputs)
     single = isinstance(out, dml.Expression)
@@ -77,25 +76,25 @@ def cases():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name,params,is_default", list(cases()))
-def test_activation(name, params, is_default, dtype):
+def test_activation(device, name, params, is_default, dtype):
     ref = ACTIVATIONS[name][0]
     x = RNG.uniform(-4, 4, (3, 7)).astype(dtype)
     x[0, :4] = [0, -0.5, 0.5, 1.0]  # the kinks of relu, shrink and thresholded relu
     fn = getattr(dml, "activation_" + name)
-    y = run(lambda a: fn(a) if is_default else fn(a, **params), x)
+    y = run(device, lambda a: fn(a) if is_default else fn(a, **params), x)
     assert y.dtype == dtype and y.shape == x.shape
     np.testing.assert_allclose(y.astype(np.float64), ref(x.astype(np.float64), **params), **tol(dtype))
 
 
 @pytest.mark.parametrize("shape", [(5,), (2, 3, 5), (1, 2, 1, 3, 5), (2, 1, 1, 1, 1, 1, 1, 3)])
-def test_activation_odd_shapes_and_non_contiguous(shape):
+def test_activation_odd_shapes_and_non_contiguous(device, shape):
     big = RNG.standard_normal(tuple(2 * s for s in shape)).astype(np.float32)
     x = big[(slice(1, None, 2),) * len(shape)]
-    np.testing.assert_allclose(run(dml.activation_sigmoid, x), sigmoid(x.astype(np.float64)), rtol=2e-6)
+    np.testing.assert_allclose(run(device, dml.activation_sigmoid, x), sigmoid(x.astype(np.float64)), rtol=2e-6)
 
 
-def test_activation_on_strided_and_broadcast_views():
-    graph = dml.Graph(DEVICE)
+def test_activation_on_strided_and_broadcast_views(device):
+    graph = dml.Graph(device)
     a = graph.input([4, 3])
     row = graph.input([1, 3])
     op = graph.compile([dml.activation_elu(dml.reinterpret(a, [3, 4], [1, 3]), alpha=0.5),
@@ -107,22 +106,22 @@ def test_activation_on_strided_and_broadcast_views():
 
 
 @pytest.mark.parametrize("dtype", SIGNED)
-def test_relu_signed_integers(dtype):
+def test_relu_signed_integers(device, dtype):
     x = RNG.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (3, 5), endpoint=True, dtype=dtype)
-    np.testing.assert_array_equal(run(dml.activation_relu, x), np.maximum(x, 0))
+    np.testing.assert_array_equal(run(device, dml.activation_relu, x), np.maximum(x, 0))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float64])
-def test_relu_rejects_other_types(dtype):
-    graph = dml.Graph(DEVICE)
+def test_relu_rejects_other_types(device, dtype):
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match="DML_OPERATOR_ACTIVATION_RELU: input has type"):
         dml.activation_relu(graph.input([2], dtype))
 
 
 @pytest.mark.parametrize("name", ["sigmoid", "gelu", "elu", "swish", "softmax", "hardmax"])
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_float_activations_reject_other_types(name, dtype):
-    graph = dml.Graph(DEVICE)
+def test_float_activations_reject_other_types(device, name, dtype):
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match=r"DML_OPERATOR_ACTIVATION_\w+: input has type \w+; allowed: FLOAT32, FLOAT16$"):
         getattr(dml, "activation_" + name)(graph.input([2, 2], dtype))
 
@@ -130,21 +129,21 @@ def test_float_activations_reject_other_types(name, dtype):
 # --- parameterized relu -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS + SIGNED)
-def test_parameterized_relu(dtype):
+def test_parameterized_relu(device, dtype):
     if np.dtype(dtype).kind == "f":
         x, slope = RNG.uniform(-3, 3, (2, 3, 5)).astype(dtype), RNG.uniform(-1, 1, (2, 3, 5)).astype(dtype)
         expected = np.where(x >= 0, x, slope.astype(np.float64) * x)
-        np.testing.assert_allclose(run(dml.activation_parameterized_relu, x, slope), expected, **tol(dtype))
+        np.testing.assert_allclose(run(device, dml.activation_parameterized_relu, x, slope), expected, **tol(dtype))
     else:
         x = RNG.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (2, 3, 5), endpoint=True, dtype=dtype)
         slope = RNG.integers(-5, 5, (2, 3, 5)).astype(dtype)
         with np.errstate(over="ignore"):
             expected = np.where(x >= 0, x, slope * x)  # integer products wrap
-        np.testing.assert_array_equal(run(dml.activation_parameterized_relu, x, slope), expected)
+        np.testing.assert_array_equal(run(device, dml.activation_parameterized_relu, x, slope), expected)
 
 
-def test_parameterized_relu_broadcast_slope():
-    graph = dml.Graph(DEVICE)
+def test_parameterized_relu_broadcast_slope(device):
+    graph = dml.Graph(device)
     x = graph.input([2, 4, 3, 3])
     slope = graph.input([1, 4, 1, 1])  # one slope per channel, broadcast with zero strides
     op = graph.compile([dml.activation_parameterized_relu(x, dml.broadcast(slope, x.shape))])
@@ -152,8 +151,8 @@ def test_parameterized_relu_broadcast_slope():
     np.testing.assert_allclose(op({x: xv, slope: sv})[0], np.where(xv >= 0, xv, sv * xv), rtol=1e-6)
 
 
-def test_parameterized_relu_errors():
-    graph = dml.Graph(DEVICE)
+def test_parameterized_relu_errors(device):
+    graph = dml.Graph(device)
     x = graph.input([2, 3])
     with pytest.raises(ValueError, match=r"ACTIVATION_PARAMETERIZED_RELU: operand shapes differ: \[2, 3\] and \[1, 3\]"):
         dml.activation_parameterized_relu(x, graph.input([1, 3]))
@@ -190,21 +189,21 @@ SOFTMAXES = {
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", sorted(SOFTMAXES))
 @pytest.mark.parametrize("axes", [None, [0], [1], [2], [0, 2], [2, 1, 0]])
-def test_softmax_family(name, axes, dtype):
+def test_softmax_family(device, name, axes, dtype):
     x = RNG.uniform(-3, 3, (2, 3, 5)).astype(dtype)
     fn = getattr(dml, "activation_" + name)
-    y = run(lambda a: fn(a) if axes is None else fn(a, axes=axes), x)
+    y = run(device, lambda a: fn(a) if axes is None else fn(a, axes=axes), x)
     ref_axes = (2,) if axes is None else tuple(sorted(axes))  # default: the last axis, as DirectMLX's SOFTMAX
     np.testing.assert_allclose(y.astype(np.float64), SOFTMAXES[name](x.astype(np.float64), ref_axes), **tol(dtype))
 
 
-def test_hardmax_picks_the_first_maximum():
+def test_hardmax_picks_the_first_maximum(device):
     x = np.array([[1, 3, 3, 2], [5, 5, 5, 5]], np.float32)
-    np.testing.assert_array_equal(run(dml.activation_hardmax, x), [[0, 1, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(run(device, dml.activation_hardmax, x), [[0, 1, 0, 0], [1, 0, 0, 0]])
 
 
-def test_softmax_is_stable_and_handles_strided_input():
-    graph = dml.Graph(DEVICE)
+def test_softmax_is_stable_and_handles_strided_input(device):
+    graph = dml.Graph(device)
     a = graph.input([3, 4])
     view = dml.reinterpret(a, [4, 3], [1, 4])  # the transpose
     op = graph.compile([dml.activation_softmax(view), dml.activation_log_softmax(view, axes=[0])])
@@ -214,8 +213,8 @@ def test_softmax_is_stable_and_handles_strided_input():
     np.testing.assert_allclose(ls, np.log(softmax(x.T.astype(np.float64), (0,))), rtol=1e-5, atol=1e-4)
 
 
-def test_softmax_errors():
-    graph = dml.Graph(DEVICE)
+def test_softmax_errors(device):
+    graph = dml.Graph(device)
     x = graph.input([2, 3])
     with pytest.raises(ValueError, match="ACTIVATION_SOFTMAX1: axis 2 is out of range for a 2-D tensor"):
         dml.activation_softmax(x, axes=[2])
@@ -237,11 +236,11 @@ FUSED = {
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", sorted(FUSED))
-def test_add_with_each_fused_activation(name, dtype):
+def test_add_with_each_fused_activation(device, name, dtype):
     params = FUSED[name] if FUSED[name] is not None else ACTIVATIONS[name][2]
     fused = getattr(dml.FusedActivation, name)(**params)
     a, b = RNG.uniform(-2, 2, (3, 5)).astype(dtype), RNG.uniform(-2, 2, (3, 5)).astype(dtype)
-    y = run(lambda x, z: dml.add(x, z, fused_activation=fused), a, b)
+    y = run(device, lambda x, z: dml.add(x, z, fused_activation=fused), a, b)
     s = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float64)
     np.testing.assert_allclose(y.astype(np.float64), ACTIVATIONS[name][0](s, **params), **tol(dtype))
 
@@ -263,10 +262,10 @@ def test_fused_activation_factories_and_defaults():
         assert not hasattr(dml.FusedActivation, name)
 
 
-def test_add_without_fusion_is_plain_add():
+def test_add_without_fusion_is_plain_add(device):
     a = RNG.standard_normal((2, 3)).astype(np.float32)
-    np.testing.assert_allclose(run(lambda x: dml.add(x, x), a), a + a)
-    graph = dml.Graph(DEVICE)
+    np.testing.assert_allclose(run(device, lambda x: dml.add(x, x), a), a + a)
+    graph = dml.Graph(device)
     i = graph.input([2], np.int32)
     with pytest.raises(ValueError, match="DML_OPERATOR_ELEMENT_WISE_ADD1: a fused activation needs a float tensor"):
         dml.add(i, i, fused_activation=dml.FusedActivation.sigmoid())

@@ -6,7 +6,6 @@ import pytest
 
 import directml as dml
 
-DEV = dml.Device()  # the best executor here, as the conftest fixture picks it
 ALL_DTYPES = [np.float32, np.float16, np.float64, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
               np.uint64, np.int64]
 rng = np.random.default_rng(1234)
@@ -20,9 +19,9 @@ def data(shape, dtype):
     return rng.integers(lo, 100, size=shape).astype(dtype)
 
 
-def run(build, *arrays):
+def run(device, build, *arrays):
     """Builds build(*inputs) on a graph with one input per array, runs it, returns the output(s)."""
-    g = dml.Graph(DEV)
+    g = dml.Graph(device)
     xs = [g.input(list(np.shape(a)), np.asarray(a).dtype) for a in arrays]
     out = build(*xs)
     many = isinstance(out, (list, tuple))
@@ -48,27 +47,27 @@ def np_slice(x, offsets, sizes, strides):
 # --- slice ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_slice_every_dtype_negative_strides(dtype):
+def test_slice_every_dtype_negative_strides(device, dtype):
     x = data((3, 5, 7), dtype)
     args = dict(input_window_offsets=[1, 0, 2], input_window_sizes=[2, 5, 5], input_window_strides=[-1, 2, -3])
-    y = run(lambda a: dml.slice(a, **args), x)
+    y = run(device, lambda a: dml.slice(a, **args), x)
     np.testing.assert_array_equal(y, np_slice(x, [1, 0, 2], [2, 5, 5], [-1, 2, -3]))
     assert y.dtype == np.dtype(dtype) and y.shape == (2, 3, 2)
 
 
-def test_slice_doc_examples():
+def test_slice_doc_examples(device):
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
-    pos = run(lambda a: dml.slice(a, input_window_offsets=[0, 0, 0, 1], input_window_sizes=[1, 1, 4, 3],
+    pos = run(device, lambda a: dml.slice(a, input_window_offsets=[0, 0, 0, 1], input_window_sizes=[1, 1, 4, 3],
                                   input_window_strides=[1, 1, 2, 2]), x)
-    neg = run(lambda a: dml.slice(a, input_window_offsets=[0, 0, 0, 1], input_window_sizes=[1, 1, 4, 3],
+    neg = run(device, lambda a: dml.slice(a, input_window_offsets=[0, 0, 0, 1], input_window_sizes=[1, 1, 4, 3],
                                   input_window_strides=[1, 1, -2, 2]), x)
     np.testing.assert_array_equal(pos[0, 0], [[2, 4], [10, 12]])
     np.testing.assert_array_equal(neg[0, 0], [[14, 16], [6, 8]])
 
 
-def test_slice_of_strided_and_broadcast_inputs():
+def test_slice_of_strided_and_broadcast_inputs(device):
     base = data((40,), np.int16)
-    g = dml.Graph(DEV)
+    g = dml.Graph(device)
     b = g.input([40], np.int16)
     view = dml.reinterpret(b, [3, 4], [9, 2])  # rows 9 apart, every other element
     y1 = dml.slice(view, input_window_offsets=[0, 1], input_window_sizes=[3, 3], input_window_strides=[-2, 1])
@@ -81,10 +80,10 @@ def test_slice_of_strided_and_broadcast_inputs():
     np.testing.assert_array_equal(o2, np_slice(np.broadcast_to(r, (5, 4)), [1, 0], [4, 4], [3, -1]))
 
 
-def test_slice_non_contiguous_numpy_input():
+def test_slice_non_contiguous_numpy_input(device):
     big = data((6, 10), np.float32)
     x = big[::2, 1::3]  # a non-contiguous array handed to dispatch
-    y = run(lambda a: dml.slice(a, input_window_offsets=[0, 0], input_window_sizes=[3, 3],
+    y = run(device, lambda a: dml.slice(a, input_window_offsets=[0, 0], input_window_sizes=[3, 3],
                                 input_window_strides=[1, -1]), x)
     np.testing.assert_array_equal(y, x[:, ::-1])
 
@@ -96,8 +95,8 @@ def test_slice_non_contiguous_numpy_input():
     (dict(input_window_offsets=[0], input_window_sizes=[2, 2], input_window_strides=[1, 1]), "one value per dimension"),
     (dict(input_window_offsets=[0, 0], input_window_sizes=[0, 2], input_window_strides=[1, 1]), "must be positive"),
 ])
-def test_slice_errors(kwargs, match):
-    g = dml.Graph(DEV)
+def test_slice_errors(device, kwargs, match):
+    g = dml.Graph(device)
     x = g.input([3, 4])
     with pytest.raises(ValueError, match="DML_OPERATOR_SLICE1: .*" + match):
         dml.slice(x, **kwargs)
@@ -106,29 +105,29 @@ def test_slice_errors(kwargs, match):
 # --- slice_grad -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_slice_grad_places_the_gradient(dtype):
+def test_slice_grad_places_the_gradient(device, dtype):
     offsets, sizes, strides = [1, 0, 2], [3, 4, 5], [2, -3, -2]
     dy = data((2, 2, 3), dtype)
-    dx = run(lambda a: dml.slice_grad(a, output_gradient_sizes=[5, 4, 8], input_window_offsets=offsets,
+    dx = run(device, lambda a: dml.slice_grad(a, output_gradient_sizes=[5, 4, 8], input_window_offsets=offsets,
                                       input_window_sizes=sizes, input_window_strides=strides), dy)
     want = np.zeros((5, 4, 8), dtype)
     np_slice(want, offsets, sizes, strides)[...] = dy  # a view: writes through
     np.testing.assert_array_equal(dx, want)
 
 
-def test_slice_grad_doc_example_and_smaller_gradient():
+def test_slice_grad_doc_example_and_smaller_gradient(device):
     dy = np.array([[1, 3], [9, 11]], np.float32)
-    dx = run(lambda a: dml.slice_grad(a, output_gradient_sizes=[4, 4], input_window_offsets=[0, 0],
+    dx = run(device, lambda a: dml.slice_grad(a, output_gradient_sizes=[4, 4], input_window_offsets=[0, 0],
                                       input_window_sizes=[4, 4], input_window_strides=[2, 2]), dy)
     np.testing.assert_array_equal(dx, [[1, 0, 3, 0], [0, 0, 0, 0], [9, 0, 11, 0], [0, 0, 0, 0]])
     # The gradient may cover fewer elements than the window yields (as SLICE1's output may).
-    small = run(lambda a: dml.slice_grad(a, output_gradient_sizes=[6], input_window_offsets=[1],
+    small = run(device, lambda a: dml.slice_grad(a, output_gradient_sizes=[6], input_window_offsets=[1],
                                          input_window_sizes=[5], input_window_strides=[-1]), np.array([7, 8], np.int32))
     np.testing.assert_array_equal(small, [0, 0, 0, 0, 8, 7])
 
 
-def test_slice_grad_broadcast_gradient():
-    g = dml.Graph(DEV)
+def test_slice_grad_broadcast_gradient(device):
+    g = dml.Graph(device)
     s = g.input([1, 1], np.float32)
     dx = dml.slice_grad(dml.broadcast(s, [2, 3]), output_gradient_sizes=[3, 3], input_window_offsets=[0, 0],
                         input_window_sizes=[3, 3], input_window_strides=[2, 1])
@@ -136,8 +135,8 @@ def test_slice_grad_broadcast_gradient():
     np.testing.assert_array_equal(out, [[4, 4, 4], [0, 0, 0], [4, 4, 4]])
 
 
-def test_slice_grad_errors():
-    g = dml.Graph(DEV)
+def test_slice_grad_errors(device):
+    g = dml.Graph(device)
     dy = g.input([2, 3])
     ok = dict(input_window_offsets=[0, 0], input_window_sizes=[4, 3], input_window_strides=[2, 1])
     with pytest.raises(ValueError, match="SLICE_GRAD: .*strides must not be zero"):
@@ -153,17 +152,17 @@ def test_slice_grad_errors():
 # --- join / split ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_join_and_split_roundtrip(dtype):
+def test_join_and_split_roundtrip(device, dtype):
     a, b, c = data((2, 1, 3), dtype), data((2, 4, 3), dtype), data((2, 2, 3), dtype)
-    joined = run(lambda x, y, z: dml.join([x, y, z], axis=1), a, b, c)
+    joined = run(device, lambda x, y, z: dml.join([x, y, z], axis=1), a, b, c)
     np.testing.assert_array_equal(joined, np.concatenate([a, b, c], axis=1))
-    parts = run(lambda x: dml.split(x, axis=1, output_axis_sizes=[1, 4, 2]), joined)
+    parts = run(device, lambda x: dml.split(x, axis=1, output_axis_sizes=[1, 4, 2]), joined)
     for got, want in zip(parts, [a, b, c]):
         np.testing.assert_array_equal(got, want)
 
 
-def test_join_of_strided_and_broadcast_inputs():
-    g = dml.Graph(DEV)
+def test_join_of_strided_and_broadcast_inputs(device):
+    g = dml.Graph(device)
     base = g.input([12], np.int32)
     t = dml.reinterpret(base, [3, 2], [1, 3])  # the transpose of a 2x3 matrix
     r = g.input([1, 1], np.int32)
@@ -173,8 +172,8 @@ def test_join_of_strided_and_broadcast_inputs():
     np.testing.assert_array_equal(out, np.concatenate([b[:6].reshape(2, 3).T, np.full((3, 1), -5)], axis=1))
 
 
-def test_split_of_strided_input_last_axis():
-    g = dml.Graph(DEV)
+def test_split_of_strided_input_last_axis(device):
+    g = dml.Graph(device)
     base = g.input([20], np.float16)
     v = dml.reinterpret(base, [2, 5], [10, 2])
     p = dml.split(v, axis=1, output_axis_sizes=[2, 3])
@@ -185,8 +184,8 @@ def test_split_of_strided_input_last_axis():
     np.testing.assert_array_equal(o2, ref[:, 2:])
 
 
-def test_join_split_errors():
-    g = dml.Graph(DEV)
+def test_join_split_errors(device):
+    g = dml.Graph(device)
     a, b = g.input([2, 3]), g.input([2, 4])
     with pytest.raises(ValueError, match="JOIN: input 1 .* outside axis 0"):
         dml.join([a, b], axis=0)
@@ -212,12 +211,12 @@ NP_PAD_MODE = {dml.PaddingMode.EDGE: "edge", dml.PaddingMode.REFLECTION: "reflec
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("mode", list(NP_PAD_MODE) + [dml.PaddingMode.CONSTANT])
-def test_padding_every_mode_and_dtype(mode, dtype):
+def test_padding_every_mode_and_dtype(device, mode, dtype):
     # Paddings wider than the input too: REFLECTION, SYMMETRIC and WRAP fold periodically, as np.pad does.
     x = data((2, 3, 4), dtype)
     start, end = [1, 0, 7], [0, 5, 2]
     value = 7 if np.dtype(dtype).kind in "iu" else -1.5
-    y = run(lambda a: dml.padding(a, padding_mode=mode, padding_value=value, start_padding=start, end_padding=end), x)
+    y = run(device, lambda a: dml.padding(a, padding_mode=mode, padding_value=value, start_padding=start, end_padding=end), x)
     widths = list(zip(start, end))
     if mode == dml.PaddingMode.CONSTANT:
         want = np.pad(x, widths, constant_values=np.array(value).astype(dtype))
@@ -227,29 +226,29 @@ def test_padding_every_mode_and_dtype(mode, dtype):
     assert y.dtype == np.dtype(dtype)
 
 
-def test_padding_doc_examples():
+def test_padding_doc_examples(device):
     x = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4], [5, 6, 7, 8]], np.float32).reshape(1, 1, 4, 4)
     pad = dict(padding_value=9, start_padding=[0, 0, 1, 2], end_padding=[0, 0, 3, 4])
-    refl = run(lambda a: dml.padding(a, padding_mode=dml.PaddingMode.REFLECTION, **pad), x)
-    sym = run(lambda a: dml.padding(a, padding_mode=dml.PaddingMode.SYMMETRIC, **pad), x)
+    refl = run(device, lambda a: dml.padding(a, padding_mode=dml.PaddingMode.REFLECTION, **pad), x)
+    sym = run(device, lambda a: dml.padding(a, padding_mode=dml.PaddingMode.SYMMETRIC, **pad), x)
     np.testing.assert_array_equal(refl[0, 0, :2], [[7, 6, 5, 6, 7, 8, 7, 6, 5, 6], [3, 2, 1, 2, 3, 4, 3, 2, 1, 2]])
     np.testing.assert_array_equal(sym[0, 0, 5:], [[6, 5, 5, 6, 7, 8, 8, 7, 6, 5], [2, 1, 1, 2, 3, 4, 4, 3, 2, 1],
                                                   [6, 5, 5, 6, 7, 8, 8, 7, 6, 5]])
 
 
-def test_padding_size_one_dimension_and_zero_padding():
+def test_padding_size_one_dimension_and_zero_padding(device):
     x = data((1, 3), np.float32)
     for mode in NP_PAD_MODE:
-        y = run(lambda a: dml.padding(a, padding_mode=mode, padding_value=0, start_padding=[2, 0],
+        y = run(device, lambda a: dml.padding(a, padding_mode=mode, padding_value=0, start_padding=[2, 0],
                                       end_padding=[3, 0]), x)
         np.testing.assert_array_equal(y, np.repeat(x, 6, axis=0))
-    same = run(lambda a: dml.padding(a, padding_mode=dml.PaddingMode.CONSTANT, padding_value=0,
+    same = run(device, lambda a: dml.padding(a, padding_mode=dml.PaddingMode.CONSTANT, padding_value=0,
                                      start_padding=[0, 0], end_padding=[0, 0]), x)
     np.testing.assert_array_equal(same, x)
 
 
-def test_padding_of_strided_and_broadcast_inputs():
-    g = dml.Graph(DEV)
+def test_padding_of_strided_and_broadcast_inputs(device):
+    g = dml.Graph(device)
     base = g.input([30], np.uint8)
     v = dml.reinterpret(base, [3, 4], [1, 6])
     row = g.input([1, 3], np.int64)
@@ -264,8 +263,8 @@ def test_padding_of_strided_and_broadcast_inputs():
                                              constant_values=-(2 ** 40)))
 
 
-def test_padding_errors():
-    g = dml.Graph(DEV)
+def test_padding_errors(device):
+    g = dml.Graph(device)
     x, u8 = g.input([2, 3]), g.input([2, 3], np.uint8)
     ok = dict(padding_mode=dml.PaddingMode.CONSTANT, padding_value=0, start_padding=[1, 1], end_padding=[1, 1])
     with pytest.raises(ValueError, match="PADDING1: start_padding needs one value per dimension"):
@@ -284,14 +283,14 @@ def test_padding_errors():
 # --- tile -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_tile(dtype):
+def test_tile(device, dtype):
     x = data((2, 1, 3), dtype)
-    y = run(lambda a: dml.tile(a, repeats=[2, 3, 1]), x)
+    y = run(device, lambda a: dml.tile(a, repeats=[2, 3, 1]), x)
     np.testing.assert_array_equal(y, np.tile(x, (2, 3, 1)))
 
 
-def test_tile_strided_and_broadcast():
-    g = dml.Graph(DEV)
+def test_tile_strided_and_broadcast(device):
+    g = dml.Graph(device)
     base = g.input([10], np.float32)
     t = dml.tile(dml.reinterpret(base, [2, 3], [1, 3]), repeats=[2, 2])
     s = g.input([1], np.float32)
@@ -302,8 +301,8 @@ def test_tile_strided_and_broadcast():
     np.testing.assert_array_equal(o2, np.full((2, 6), 2.5, np.float32))
 
 
-def test_tile_errors():
-    g = dml.Graph(DEV)
+def test_tile_errors(device):
+    g = dml.Graph(device)
     x = g.input([2, 3])
     with pytest.raises(ValueError, match="TILE: repeats needs one value per dimension"):
         dml.tile(x, repeats=[2])
@@ -336,18 +335,18 @@ ORDERS = [dml.DepthSpaceOrder.DEPTH_COLUMN_ROW, dml.DepthSpaceOrder.COLUMN_ROW_D
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("order", ORDERS)
-def test_space_to_depth_and_back(order, dtype):
+def test_space_to_depth_and_back(device, order, dtype):
     x = data((2, 3, 6, 9), dtype)
-    d = run(lambda a: dml.space_to_depth(a, block_size=3, order=order), x)
+    d = run(device, lambda a: dml.space_to_depth(a, block_size=3, order=order), x)
     np.testing.assert_array_equal(d, np_space_to_depth(x, 3, order))
-    s = run(lambda a: dml.depth_to_space(a, block_size=3, order=order), d)
+    s = run(device, lambda a: dml.depth_to_space(a, block_size=3, order=order), d)
     np.testing.assert_array_equal(s, x)
     z = data((1, 8, 2, 3), dtype)
-    np.testing.assert_array_equal(run(lambda a: dml.depth_to_space(a, block_size=2, order=order), z),
+    np.testing.assert_array_equal(run(device, lambda a: dml.depth_to_space(a, block_size=2, order=order), z),
                                   np_depth_to_space(z, 2, order))
 
 
-def test_space_to_depth_doc_examples_and_default_order():
+def test_space_to_depth_doc_examples_and_default_order(device):
     want = np.array([0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 23, 27, 28, 29, 30, 31, 32,
                      36, 37, 38, 39, 40, 41, 45, 46, 47, 48, 49, 50, 54, 55, 56, 57, 58, 59, 63, 64, 65, 66, 67, 68],
                     np.uint32).reshape(1, 8, 2, 3)
@@ -357,14 +356,14 @@ def test_space_to_depth_doc_examples_and_default_order():
     crd = np.array([[[0, 9, 1, 10, 2, 11], [18, 27, 19, 28, 20, 29], [3, 12, 4, 13, 5, 14], [21, 30, 22, 31, 23, 32]],
                     [[36, 45, 37, 46, 38, 47], [54, 63, 55, 64, 56, 65], [39, 48, 40, 49, 41, 50],
                      [57, 66, 58, 67, 59, 68]]], np.uint32).reshape(1, 2, 4, 6)
-    np.testing.assert_array_equal(run(lambda a: dml.space_to_depth(a, block_size=2), dcr), want)
+    np.testing.assert_array_equal(run(device, lambda a: dml.space_to_depth(a, block_size=2), dcr), want)
     np.testing.assert_array_equal(
-        run(lambda a: dml.space_to_depth(a, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH), crd), want)
-    np.testing.assert_array_equal(run(lambda a: dml.depth_to_space(a, block_size=2), want), dcr)
+        run(device, lambda a: dml.space_to_depth(a, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH), crd), want)
+    np.testing.assert_array_equal(run(device, lambda a: dml.depth_to_space(a, block_size=2), want), dcr)
 
 
-def test_depth_space_strided_input():
-    g = dml.Graph(DEV)
+def test_depth_space_strided_input(device):
+    g = dml.Graph(device)
     base = g.input([2, 4, 4, 4], np.float16)
     nhwc = dml.reinterpret(base, [2, 4, 4, 4], [64, 1, 16, 4])  # channels last
     y = dml.space_to_depth(nhwc, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH)
@@ -374,8 +373,8 @@ def test_depth_space_strided_input():
     np.testing.assert_array_equal(out, want)
 
 
-def test_depth_space_errors():
-    g = dml.Graph(DEV)
+def test_depth_space_errors(device):
+    g = dml.Graph(device)
     x = g.input([1, 4, 6, 4])
     with pytest.raises(ValueError, match="SPACE_TO_DEPTH1: the input's height and width .* multiples of block_size 4"):
         dml.space_to_depth(x, block_size=4)
@@ -400,24 +399,24 @@ def np_reverse_subsequences(x, lengths, axis):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("length_type", [np.uint32, np.uint64])
-def test_reverse_subsequences(dtype, length_type):
+def test_reverse_subsequences(device, dtype, length_type):
     x = data((3, 5, 2), dtype)
     lengths = np.array([[0, 1], [5, 3], [9, 2 ** 31]], length_type).reshape(3, 1, 2)  # beyond the axis: clamped
-    y = run(lambda a, l: dml.reverse_subsequences(a, l, axis=1), x, lengths)
+    y = run(device, lambda a, l: dml.reverse_subsequences(a, l, axis=1), x, lengths)
     np.testing.assert_array_equal(y, np_reverse_subsequences(x, lengths, 1))
 
 
-def test_reverse_subsequences_doc_examples():
+def test_reverse_subsequences_doc_examples(device):
     x = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
     reverse = lambda axis: lambda a, l: dml.reverse_subsequences(a, l, axis=axis)
-    y3 = run(reverse(3), x, np.array([2, 4, 3], np.uint32).reshape(1, 1, 3, 1))
-    y2 = run(reverse(2), x, np.array([2, 3, 1, 0], np.uint32).reshape(1, 1, 1, 4))
+    y3 = run(device, reverse(3), x, np.array([2, 4, 3], np.uint32).reshape(1, 1, 3, 1))
+    y2 = run(device, reverse(2), x, np.array([2, 3, 1, 0], np.uint32).reshape(1, 1, 1, 4))
     np.testing.assert_array_equal(y3[0, 0], [[2, 1, 3, 4], [8, 7, 6, 5], [11, 10, 9, 12]])
     np.testing.assert_array_equal(y2[0, 0], [[5, 10, 3, 4], [1, 6, 7, 8], [9, 2, 11, 12]])
 
 
-def test_reverse_subsequences_strided_and_broadcast():
-    g = dml.Graph(DEV)
+def test_reverse_subsequences_strided_and_broadcast(device):
+    g = dml.Graph(device)
     base = g.input([12], np.int8)
     v = dml.reinterpret(base, [4, 3], [1, 4])
     n = g.input([1, 1], np.uint32)
@@ -427,8 +426,8 @@ def test_reverse_subsequences_strided_and_broadcast():
     np.testing.assert_array_equal(out, np_reverse_subsequences(strided_view(b, (4, 3), (1, 4)), np.full((1, 3), 3), 0))
 
 
-def test_reverse_subsequences_errors():
-    g = dml.Graph(DEV)
+def test_reverse_subsequences_errors(device):
+    g = dml.Graph(device)
     x = g.input([2, 3])
     with pytest.raises(ValueError, match="REVERSE_SUBSEQUENCES: sequence_lengths must have sizes \\[2, 1\\]"):
         dml.reverse_subsequences(x, g.input([2, 3], np.uint32), axis=1)

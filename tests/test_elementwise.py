@@ -8,7 +8,6 @@ import pytest
 
 import directml as dml
 
-DEVICE = dml.Device("cpu")
 RNG = np.random.default_rng(7)
 
 FLOATS = [np.float32, np.float16]
@@ -20,10 +19,10 @@ ALL = NUMERIC + [np.float64]
 SHAPES = [(7,), (3, 5), (2, 3, 5), (1, 2, 3, 5)]
 
 
-def run(build, *arrays, dtypes=None, shapes=None):
+def run(device, build, *arrays, dtypes=None, shapes=None):
     """Builds build(*inputs) on graph inputs of the arrays' dtypes (or `dtypes`) and shapes, binds the arrays
     (as given, so non-contiguous ones too) and returns the outputs."""
-    graph = dml.Graph(DEVICE)
+    graph = dml.Graph(device)
     dtypes = dtypes or [a.dtype for a in arrays]
     shapes = shapes or [a.shape for a in arrays]
     inputs = [graph.input(list(s), t) for s, t in zip(shapes, dtypes)]
@@ -83,7 +82,7 @@ MATH = {
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", sorted(MATH))
 @pytest.mark.parametrize("scale_bias", [None, (0.5, 0.25)])
-def test_unary_math(name, dtype, scale_bias):
+def test_unary_math(device, name, dtype, scale_bias):
     ref, (low, high) = MATH[name]
     shape = (3, 5)
     if scale_bias:  # inputs chosen so that x * scale + bias lands in the function's domain
@@ -94,7 +93,7 @@ def test_unary_math(name, dtype, scale_bias):
     else:
         x = RNG.uniform(low, high, shape).astype(dtype)
         g, sb = x.astype(np.float32), None
-    y = run(lambda a: getattr(dml, name)(a, scale_bias=sb), x)
+    y = run(device, lambda a: getattr(dml, name)(a, scale_bias=sb), x)
     assert y.dtype == dtype and y.shape == shape
     expected = ref(g.astype(np.float64))
     np.testing.assert_allclose(y.astype(np.float64), expected, **tol(dtype))
@@ -102,33 +101,33 @@ def test_unary_math(name, dtype, scale_bias):
 
 @pytest.mark.parametrize("dtype", SIGNED)
 @pytest.mark.parametrize("name", ["abs", "negate"])
-def test_abs_negate_signed_integers_wrap(name, dtype):
+def test_abs_negate_signed_integers_wrap(device, name, dtype):
     x = full_range((4, 5), dtype)
     x.flat[0] = np.iinfo(dtype).min  # -lowest wraps to lowest, as two's complement does
-    y = run(lambda a: getattr(dml, name)(a), x)
+    y = run(device, lambda a: getattr(dml, name)(a), x)
     with np.errstate(over="ignore"):
         expected = np.abs(x) if name == "abs" else np.negative(x)
     np.testing.assert_array_equal(y, expected)
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
-def test_sign(dtype):
+def test_sign(device, dtype):
     x = random((3, 7), dtype)
     x.flat[:2] = 0
-    y = run(dml.sign, x)
+    y = run(device, dml.sign, x)
     assert y.dtype == dtype
     np.testing.assert_array_equal(y, np.sign(x))
 
 
 @pytest.mark.parametrize("dtype", ALL)
-def test_identity_copies_every_type(dtype):
+def test_identity_copies_every_type(device, dtype):
     x = full_range((2, 9), dtype) if np.dtype(dtype).kind in "iu" else random((2, 9), dtype)
-    np.testing.assert_array_equal(run(dml.identity, x), x)
+    np.testing.assert_array_equal(run(device, dml.identity, x), x)
 
 
-def test_float64_has_no_arithmetic():
+def test_float64_has_no_arithmetic(device):
     # DirectML's tables give FLOAT64 to the copy, cast, bitwise and IF operators only
-    graph = dml.Graph(DEVICE)
+    graph = dml.Graph(device)
     d = graph.input([3], np.float64)
     with pytest.raises(ValueError, match="ELEMENT_WISE_IDENTITY: input has type FLOAT64; allowed: FLOAT32, FLOAT16$"):
         d * 2.0
@@ -138,15 +137,15 @@ def test_float64_has_no_arithmetic():
 
 @pytest.mark.parametrize("name", ["exp", "sqrt", "ceil", "tanh"])
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float64])
-def test_float_math_rejects_other_types(name, dtype):
-    graph = dml.Graph(DEVICE)
+def test_float_math_rejects_other_types(device, name, dtype):
+    graph = dml.Graph(device)
     x = graph.input([2, 2], dtype)
     with pytest.raises(ValueError, match=rf"DML_OPERATOR_ELEMENT_WISE_{name.upper()}: input has type"):
         getattr(dml, name)(x)
 
 
-def test_unary_type_errors():
-    graph = dml.Graph(DEVICE)
+def test_unary_type_errors(device):
+    graph = dml.Graph(device)
     i, u = graph.input([2], np.int32), graph.input([2], np.uint32)
     with pytest.raises(ValueError, match="ELEMENT_WISE_ABS: input has type INT32; allowed: FLOAT32, FLOAT16$"):
         dml.abs(i, scale_bias=dml.ScaleBias(2, 0))
@@ -159,81 +158,81 @@ def test_unary_type_errors():
 # --- threshold, pow, round ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_threshold_float(dtype):
+def test_threshold_float(device, dtype):
     x = random((5, 3), dtype)
     x[0, 0] = np.nan
-    np.testing.assert_allclose(run(lambda a: dml.threshold(a, min=0.5), x), np.maximum(x, dtype(0.5)), **tol(dtype))
+    np.testing.assert_allclose(run(device, lambda a: dml.threshold(a, min=0.5), x), np.maximum(x, dtype(0.5)), **tol(dtype))
     g = x.astype(np.float32) * 2 - 1
-    y = run(lambda a: dml.threshold(a, min=-0.25, scale_bias=dml.ScaleBias(2, -1)), x)
+    y = run(device, lambda a: dml.threshold(a, min=-0.25, scale_bias=dml.ScaleBias(2, -1)), x)
     np.testing.assert_allclose(y.astype(np.float32), np.maximum(g, -0.25), **tol(dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32])
-def test_threshold_integers(dtype):
+def test_threshold_integers(device, dtype):
     x = random((4, 6), dtype)
     # an integer is >= 2.5 exactly when it is >= 3; a bound past the type's range saturates
-    np.testing.assert_array_equal(run(lambda a: dml.threshold(a, min=2.5), x), np.maximum(x, 3).astype(dtype))
+    np.testing.assert_array_equal(run(device, lambda a: dml.threshold(a, min=2.5), x), np.maximum(x, 3).astype(dtype))
     top = np.iinfo(dtype).max
-    np.testing.assert_array_equal(run(lambda a: dml.threshold(a, min=1e12), x), np.full_like(x, top))
+    np.testing.assert_array_equal(run(device, lambda a: dml.threshold(a, min=1e12), x), np.full_like(x, top))
 
 
-def test_threshold_rejects_64_bit():
-    graph = dml.Graph(DEVICE)
+def test_threshold_rejects_64_bit(device):
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match="ELEMENT_WISE_THRESHOLD: input has type INT64"):
         dml.threshold(graph.input([2], np.int64), min=0)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("exponent_dtype", [np.float32, np.float16, np.int32, np.uint8])
-def test_pow_float_base(dtype, exponent_dtype):
+def test_pow_float_base(device, dtype, exponent_dtype):
     x = random((3, 4), dtype, 0.2, 2.0)
     e = random((3, 4), exponent_dtype, -2, 3) if np.dtype(exponent_dtype).kind == "f" else \
         RNG.integers(0, 4, (3, 4)).astype(exponent_dtype)
-    y = run(dml.pow, x, e)
+    y = run(device, dml.pow, x, e)
     assert y.dtype == dtype
     np.testing.assert_allclose(y.astype(np.float64), np.power(x.astype(np.float64), e.astype(np.float64)), **tol(dtype))
-    y = run(lambda a, b: dml.pow(a, b, scale_bias=dml.ScaleBias(0.5, 1)), x, e)
+    y = run(device, lambda a, b: dml.pow(a, b, scale_bias=dml.ScaleBias(0.5, 1)), x, e)
     g = x.astype(np.float32) * 0.5 + 1
     np.testing.assert_allclose(y.astype(np.float64), np.power(g.astype(np.float64), e.astype(np.float64)), **tol(dtype))
 
 
-def test_pow_negative_base_integral_exponent():
+def test_pow_negative_base_integral_exponent(device):
     x = np.array([-2.0, -2.0, -0.5, 4.0], np.float32)
     e = np.array([3.0, 2.0, -1.0, 0.5], np.float32)
-    np.testing.assert_allclose(run(dml.pow, x, e), [-8, 4, -2, 2])
-    assert np.isnan(run(dml.pow, np.array([-2.0], np.float32), np.array([0.5], np.float32))[0])
+    np.testing.assert_allclose(run(device, dml.pow, x, e), [-8, 4, -2, 2])
+    assert np.isnan(run(device, dml.pow, np.array([-2.0], np.float32), np.array([0.5], np.float32))[0])
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32])
-def test_pow_integers_exact_and_wrapping(dtype):
+def test_pow_integers_exact_and_wrapping(device, dtype):
     x = random((4, 5), dtype)
     e = RNG.integers(0, 12, (4, 5)).astype(np.uint8)
     with np.errstate(over="ignore"):
         expected = np.power(x, e.astype(dtype))  # NumPy's integer power wraps like ours
-    np.testing.assert_array_equal(run(dml.pow, x, e), expected)
+    np.testing.assert_array_equal(run(device, dml.pow, x, e), expected)
 
 
-def test_pow_integer_negative_exponent_and_float_exponent():
+def test_pow_integer_negative_exponent_and_float_exponent(device):
     x = np.array([2, 1, -1, -1, 0, 7, -3], np.int32)
     e = np.array([-1, -5, -3, -2, -1, 0, 3], np.int32)
-    np.testing.assert_array_equal(run(dml.pow, x, e), [0, 1, -1, 1, 0, 1, -27])
+    np.testing.assert_array_equal(run(device, dml.pow, x, e), [0, 1, -1, 1, 0, 1, -27])
     # an integer base with a float exponent: computed in double, truncated and saturated as cast does
     x = np.array([9, 2, 10, -8], np.int16)
     e = np.array([0.5, -1.0, 6.0, 0.5], np.float32)
-    np.testing.assert_array_equal(run(dml.pow, x, e), [3, 0, 32767, 0])
+    np.testing.assert_array_equal(run(device, dml.pow, x, e), [3, 0, 32767, 0])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_constant_pow(dtype):
+def test_constant_pow(device, dtype):
     x = random((2, 7), dtype, 0.1, 3)
-    np.testing.assert_allclose(run(lambda a: dml.pow(a, 2.5), x).astype(np.float64),
+    np.testing.assert_allclose(run(device, lambda a: dml.pow(a, 2.5), x).astype(np.float64),
                                x.astype(np.float64) ** 2.5, **tol(dtype))
-    y = run(lambda a: dml.pow(a, 3, scale_bias=dml.ScaleBias(-1, 0)), x)
+    y = run(device, lambda a: dml.pow(a, 3, scale_bias=dml.ScaleBias(-1, 0)), x)
     np.testing.assert_allclose(y.astype(np.float64), -(x.astype(np.float64) ** 3), **tol(dtype))
 
 
-def test_pow_errors():
-    graph = dml.Graph(DEVICE)
+def test_pow_errors(device):
+    graph = dml.Graph(device)
     f, i = graph.input([2, 3], np.float32), graph.input([2, 3], np.int32)
     with pytest.raises(ValueError, match="ELEMENT_WISE_CONSTANT_POW: input has type INT32"):
         dml.pow(i, 2.0)
@@ -254,17 +253,17 @@ ROUNDING = {
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("mode", list(ROUNDING))
-def test_round(mode, dtype):
+def test_round(device, mode, dtype):
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.7, 0.2], dtype)
     x = np.concatenate([halves, random((11,), dtype, -9, 9)])
-    y = run(lambda a: dml.round(a, rounding_mode=mode), x)
+    y = run(device, lambda a: dml.round(a, rounding_mode=mode), x)
     np.testing.assert_array_equal(y, ROUNDING[mode](x.astype(np.float64)).astype(dtype))
 
 
-def test_round_default_is_halves_to_even():
+def test_round_default_is_halves_to_even(device):
     x = np.array([0.5, 1.5, 2.5, -0.5], np.float32)
-    np.testing.assert_array_equal(run(dml.round, x), [0, 2, 2, 0])
-    graph = dml.Graph(DEVICE)
+    np.testing.assert_array_equal(run(device, dml.round, x), [0, 2, 2, 0])
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match="ELEMENT_WISE_ROUND: input has type INT32"):
         dml.round(graph.input([2], np.int32))
 
@@ -276,29 +275,29 @@ SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 3.0, np.nan, -0.0, 6550
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("out", [np.uint8, np.uint32, dml.TensorDataType.UINT32])
-def test_is_nan(dtype, out):
+def test_is_nan(device, dtype, out):
     x = SPECIALS.astype(dtype)
-    y = run(lambda a: dml.is_nan(a, output_data_type=out), x)
+    y = run(device, lambda a: dml.is_nan(a, output_data_type=out), x)
     assert y.dtype == (np.uint32 if out in (np.uint32, dml.TensorDataType.UINT32) else np.uint8)
     np.testing.assert_array_equal(y, np.isnan(x))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("mode", [dml.IsInfinityMode.EITHER, dml.IsInfinityMode.POSITIVE, dml.IsInfinityMode.NEGATIVE])
-def test_is_infinity(dtype, mode):
+def test_is_infinity(device, dtype, mode):
     x = SPECIALS.astype(dtype)
     expected = {dml.IsInfinityMode.EITHER: np.isinf(x), dml.IsInfinityMode.POSITIVE: np.isposinf(x),
                 dml.IsInfinityMode.NEGATIVE: np.isneginf(x)}[mode]
-    y = run(lambda a: dml.is_infinity(a, infinity_mode=mode), x)
+    y = run(device, lambda a: dml.is_infinity(a, infinity_mode=mode), x)
     assert y.dtype == np.uint8
     np.testing.assert_array_equal(y, expected)
 
 
-def test_predicate_defaults_and_errors():
+def test_predicate_defaults_and_errors(device):
     x = SPECIALS.astype(np.float32)
-    assert run(dml.is_nan, x).dtype == np.uint8
-    np.testing.assert_array_equal(run(dml.is_infinity, x), np.isinf(x))  # EITHER, UINT8
-    graph = dml.Graph(DEVICE)
+    assert run(device, dml.is_nan, x).dtype == np.uint8
+    np.testing.assert_array_equal(run(device, dml.is_infinity, x), np.isinf(x))  # EITHER, UINT8
+    graph = dml.Graph(device)
     f, i = graph.input([2], np.float32), graph.input([2], np.int32)
     with pytest.raises(ValueError, match="ELEMENT_WISE_IS_INFINITY: output_data_type UINT32 is not allowed"):
         dml.is_infinity(f, output_data_type=np.uint32)
@@ -319,25 +318,25 @@ def any_values(shape, dtype):
 
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("out", [np.uint8, np.uint32])
-def test_bit_count(dtype, out):
+def test_bit_count(device, dtype, out):
     x = any_values((3, 5), dtype)
-    y = run(lambda a: dml.bit_count(a, output_data_type=out), x)
+    y = run(device, lambda a: dml.bit_count(a, output_data_type=out), x)
     assert y.dtype == out
     np.testing.assert_array_equal(y, np.bitwise_count(bits(x)))
 
 
 @pytest.mark.parametrize("dtype", ALL)
-def test_bit_not(dtype):
+def test_bit_not(device, dtype):
     x = any_values((2, 7), dtype)
-    np.testing.assert_array_equal(bits(run(dml.bit_not, x)), np.invert(bits(x)))
-    np.testing.assert_array_equal(bits(run(lambda a: ~a, x)), np.invert(bits(x)))
+    np.testing.assert_array_equal(bits(run(device, dml.bit_not, x)), np.invert(bits(x)))
+    np.testing.assert_array_equal(bits(run(device, lambda a: ~a, x)), np.invert(bits(x)))
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
-def test_logical_not(dtype):
+def test_logical_not(device, dtype):
     x = np.array([0, 1, 2, 255, 0], dtype)
-    np.testing.assert_array_equal(run(dml.logical_not, x), [1, 0, 0, 0, 1])
-    graph = dml.Graph(DEVICE)
+    np.testing.assert_array_equal(run(device, dml.logical_not, x), [1, 0, 0, 0, 1])
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_NOT: input has type INT32"):
         dml.logical_not(graph.input([2], np.int32))
 
@@ -360,11 +359,11 @@ ARITHMETIC = {
 
 @pytest.mark.parametrize("dtype", NUMERIC)
 @pytest.mark.parametrize("name", sorted(ARITHMETIC))
-def test_arithmetic(name, dtype):
+def test_arithmetic(device, name, dtype):
     shape = (3, 5)
     make = any_values if np.dtype(dtype).kind in "iu" else random
     a, b = make(shape, dtype), make(shape, dtype)
-    y = run(getattr(dml, name), a, b)
+    y = run(device, getattr(dml, name), a, b)
     assert y.dtype == dtype
     with np.errstate(over="ignore"):
         expected = ARITHMETIC[name](a, b)  # NumPy's integer arithmetic wraps like DirectML's
@@ -375,45 +374,45 @@ def test_arithmetic(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
-def test_divide_and_modulus(dtype):
+def test_divide_and_modulus(device, dtype):
     a = random((4, 5), dtype)
     b = random((4, 5), dtype)
     b[b == 0] = 3
     if np.dtype(dtype).kind == "f":
-        np.testing.assert_allclose(run(dml.divide, a, b), a / b, **tol(dtype))
-        np.testing.assert_allclose(run(dml.modulus_floor, a, b), np.mod(a, b), **tol(dtype))
-        np.testing.assert_allclose(run(dml.modulus_truncate, a, b), np.fmod(a, b), **tol(dtype))
+        np.testing.assert_allclose(run(device, dml.divide, a, b), a / b, **tol(dtype))
+        np.testing.assert_allclose(run(device, dml.modulus_floor, a, b), np.mod(a, b), **tol(dtype))
+        np.testing.assert_allclose(run(device, dml.modulus_truncate, a, b), np.fmod(a, b), **tol(dtype))
     else:
-        np.testing.assert_array_equal(run(dml.divide, a, b), trunc_div(a, b))  # C's division truncates
-        np.testing.assert_array_equal(run(dml.modulus_floor, a, b), np.mod(a, b))
-        np.testing.assert_array_equal(run(dml.modulus_truncate, a, b), np.fmod(a, b))
+        np.testing.assert_array_equal(run(device, dml.divide, a, b), trunc_div(a, b))  # C's division truncates
+        np.testing.assert_array_equal(run(device, dml.modulus_floor, a, b), np.mod(a, b))
+        np.testing.assert_array_equal(run(device, dml.modulus_truncate, a, b), np.fmod(a, b))
 
 
 @pytest.mark.parametrize("dtype", SIGNED)
-def test_signed_division_edge_cases(dtype):
+def test_signed_division_edge_cases(device, dtype):
     # Division by zero is unspecified by DirectML: we give 0. lowest / -1 wraps to lowest.
     lo = np.iinfo(dtype).min
     a, b = np.array([7, lo, lo, -7], dtype), np.array([0, -1, 1, 0], dtype)
-    q, mf, mt = run(lambda x, z: (dml.divide(x, z), dml.modulus_floor(x, z), dml.modulus_truncate(x, z)), a, b)
+    q, mf, mt = run(device, lambda x, z: (dml.divide(x, z), dml.modulus_floor(x, z), dml.modulus_truncate(x, z)), a, b)
     np.testing.assert_array_equal(q, [0, lo, lo, 0])
     np.testing.assert_array_equal(mf, [0, 0, 0, 0])
     np.testing.assert_array_equal(mt, [0, 0, 0, 0])
 
 
 @pytest.mark.parametrize("dtype", UNSIGNED)
-def test_unsigned_division_by_zero(dtype):
+def test_unsigned_division_by_zero(device, dtype):
     a, b = np.array([7, 5], dtype), np.array([0, 2], dtype)
-    q, mf, mt = run(lambda x, z: (dml.divide(x, z), dml.modulus_floor(x, z), dml.modulus_truncate(x, z)), a, b)
+    q, mf, mt = run(device, lambda x, z: (dml.divide(x, z), dml.modulus_floor(x, z), dml.modulus_truncate(x, z)), a, b)
     np.testing.assert_array_equal(q, [0, 2])
     np.testing.assert_array_equal(mf, [0, 1])
     np.testing.assert_array_equal(mt, [0, 1])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint32])
-def test_mean_and_difference_square(dtype):
+def test_mean_and_difference_square(device, dtype):
     make = any_values if np.dtype(dtype).kind in "iu" else random
     a, b = make((3, 7), dtype), make((3, 7), dtype)
-    mean, dsq = run(lambda x, y: (dml.mean(x, y), dml.difference_square(x, y)), a, b)
+    mean, dsq = run(device, lambda x, y: (dml.mean(x, y), dml.difference_square(x, y)), a, b)
     if np.dtype(dtype).kind == "f":
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         np.testing.assert_allclose(mean, (a64 + b64) / 2, **tol(dtype))
@@ -426,19 +425,19 @@ def test_mean_and_difference_square(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_atan_yx(dtype):
+def test_atan_yx(device, dtype):
     y, x = random((4, 4), dtype), random((4, 4), dtype)
     x[0, :] = [-1, 1, 0, -2]
     y[0, :] = [0, 0, 1, -0.0]
-    np.testing.assert_allclose(run(dml.atan_yx, y, x), np.arctan2(y.astype(np.float64), x.astype(np.float64)),
+    np.testing.assert_allclose(run(device, dml.atan_yx, y, x), np.arctan2(y.astype(np.float64), x.astype(np.float64)),
                                **tol(dtype))
 
 
 @pytest.mark.parametrize("name,dtypes", [("mean", "INT8"), ("difference_square", "UINT64"), ("atan_yx", "INT32"),
                                          ("add", "FLOAT64"), ("divide", "FLOAT64"), ("logical_and", "INT32"),
                                          ("bit_shift_left", "INT32")])
-def test_binary_type_errors(name, dtypes):
-    graph = dml.Graph(DEVICE)
+def test_binary_type_errors(device, name, dtypes):
+    graph = dml.Graph(device)
     dtype = getattr(dml.TensorDataType, dtypes)
     a, b = graph.input([2, 2], dtype), graph.input([2, 2], dtype)
     with pytest.raises(ValueError, match=rf"DML_OPERATOR_ELEMENT_WISE_{name.upper()}: a has type {dtypes}"):
@@ -446,20 +445,20 @@ def test_binary_type_errors(name, dtypes):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
-def test_logical_binary(dtype):
+def test_logical_binary(device, dtype):
     a = np.array([0, 0, 1, 1, 7, 0], dtype)
     b = np.array([0, 3, 0, 2, 9, 0], dtype)
     a_, b_ = a != 0, b != 0
-    y = run(lambda x, z: (dml.logical_and(x, z), dml.logical_or(x, z), dml.logical_xor(x, z)), a, b)
+    y = run(device, lambda x, z: (dml.logical_and(x, z), dml.logical_or(x, z), dml.logical_xor(x, z)), a, b)
     for got, expected in zip(y, [a_ & b_, a_ | b_, a_ ^ b_]):
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("dtype", ALL)
-def test_bitwise_binary_on_stored_bits(dtype):
+def test_bitwise_binary_on_stored_bits(device, dtype):
     a, b = any_values((3, 5), dtype), any_values((3, 5), dtype)
-    ys = run(lambda x, z: (dml.bit_and(x, z), dml.bit_or(x, z), dml.bit_xor(x, z), x & z, x | z, x ^ z), a, b)
+    ys = run(device, lambda x, z: (dml.bit_and(x, z), dml.bit_or(x, z), dml.bit_xor(x, z), x & z, x | z, x ^ z), a, b)
     expected = [bits(a) & bits(b), bits(a) | bits(b), bits(a) ^ bits(b)] * 2
     for got, want in zip(ys, expected):
         assert got.dtype == dtype
@@ -467,11 +466,11 @@ def test_bitwise_binary_on_stored_bits(dtype):
 
 
 @pytest.mark.parametrize("dtype", UNSIGNED)
-def test_bit_shifts(dtype):
+def test_bit_shifts(device, dtype):
     width = np.dtype(dtype).itemsize * 8
     a = full_range((2, 6), dtype)
     b = np.array([[0, 1, 3, width - 1, width, width + 5], [2, 7, 0, 1, 200 % width, 255]], dtype)
-    left, right, op_left, op_right = run(lambda x, z: (dml.bit_shift_left(x, z), dml.bit_shift_right(x, z),
+    left, right, op_left, op_right = run(device, lambda x, z: (dml.bit_shift_left(x, z), dml.bit_shift_right(x, z),
                                                        x << z, x >> z), a, b)
     big = b >= width  # every bit shifts out
     expected_left = np.where(big, 0, np.left_shift(a, np.where(big, 0, b))).astype(dtype)
@@ -494,20 +493,20 @@ COMPARISONS = {
 
 @pytest.mark.parametrize("dtype", NUMERIC)
 @pytest.mark.parametrize("name", sorted(COMPARISONS))
-def test_comparisons(name, dtype):
+def test_comparisons(device, name, dtype):
     a = random((4, 5), dtype, -3, 3)
     b = a.copy()
     b[1:] = random((3, 5), dtype, -3, 3)  # row 0 equal
     if np.dtype(dtype).kind == "f":
         a[2, 0] = np.nan  # NaN compares false, except for nothing
-    y8, y32 = run(lambda x, z: (getattr(dml, name)(x, z), getattr(dml, name)(x, z, output_data_type=np.uint32)), a, b)
+    y8, y32 = run(device, lambda x, z: (getattr(dml, name)(x, z), getattr(dml, name)(x, z, output_data_type=np.uint32)), a, b)
     assert y8.dtype == np.uint8 and y32.dtype == np.uint32
     np.testing.assert_array_equal(y8, COMPARISONS[name](a, b))
     np.testing.assert_array_equal(y32, COMPARISONS[name](a, b))
 
 
-def test_comparison_errors():
-    graph = dml.Graph(DEVICE)
+def test_comparison_errors(device):
+    graph = dml.Graph(device)
     a, b = graph.input([2, 3], np.float32), graph.input([2, 3], np.float16)
     with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_GREATER_THAN: the element types differ"):
         dml.greater_than(a, b)
@@ -520,8 +519,8 @@ def test_comparison_errors():
         dml.less_than_or_equal(a, graph.input([3], np.float32))
 
 
-def test_comparison_operators_are_not_overloaded():
-    graph = dml.Graph(DEVICE)
+def test_comparison_operators_are_not_overloaded(device):
+    graph = dml.Graph(device)
     a, b = graph.input([2]), graph.input([2])
     assert (a == a) is True and (a == b) is False and a != b  # identity, as the spec says
     with pytest.raises(TypeError):
@@ -529,16 +528,16 @@ def test_comparison_operators_are_not_overloaded():
 
 
 @pytest.mark.parametrize("dtype", ALL)
-def test_where(dtype):
+def test_where(device, dtype):
     cond = RNG.integers(0, 3, (3, 5)).astype(np.uint8)  # any nonzero byte selects a
     a, b = any_values((3, 5), dtype), any_values((3, 5), dtype)
-    y = run(dml.where, cond, a, b)
+    y = run(device, dml.where, cond, a, b)
     assert y.dtype == dtype
     np.testing.assert_array_equal(bits(y), bits(np.where(cond != 0, a, b)))
 
 
-def test_where_broadcast_condition_and_errors():
-    graph = dml.Graph(DEVICE)
+def test_where_broadcast_condition_and_errors(device):
+    graph = dml.Graph(device)
     cond = graph.input([1, 5], np.uint8)
     a, b = graph.input([3, 5]), graph.input([3, 5])
     op = graph.compile([dml.where(dml.broadcast(cond, [3, 5]), a, b)])
@@ -555,24 +554,24 @@ def test_where_broadcast_condition_and_errors():
 # --- clip, clip grad, cast ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", NUMERIC)
-def test_clip(dtype):
+def test_clip(device, dtype):
     x = random((4, 5), dtype)
-    np.testing.assert_array_equal(run(lambda a: dml.clip(a, min=-2, max=7), x),
+    np.testing.assert_array_equal(run(device, lambda a: dml.clip(a, min=-2, max=7), x),
                                   np.clip(x, -2 if np.dtype(dtype).kind != "u" else 0, 7).astype(dtype))
     # bounds past an integer type's range saturate rather than wrap
-    np.testing.assert_array_equal(run(lambda a: dml.clip(a, min=-1e30, max=1e30), x), x)
+    np.testing.assert_array_equal(run(device, lambda a: dml.clip(a, min=-1e30, max=1e30), x), x)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_clip_scale_bias(dtype):
+def test_clip_scale_bias(device, dtype):
     x = random((3, 5), dtype)
     g = x.astype(np.float32) * 2 + 0.5
-    np.testing.assert_allclose(run(lambda a: dml.clip(a, min=-1, max=1.5, scale_bias=dml.ScaleBias(2, 0.5)), x),
+    np.testing.assert_allclose(run(device, lambda a: dml.clip(a, min=-1, max=1.5, scale_bias=dml.ScaleBias(2, 0.5)), x),
                                np.clip(g, -1, 1.5), **tol(dtype))
 
 
-def test_clip_errors():
-    graph = dml.Graph(DEVICE)
+def test_clip_errors(device):
+    graph = dml.Graph(device)
     with pytest.raises(ValueError, match=r"ELEMENT_WISE_CLIP1: min \(2.0+\) must not exceed max \(1.0+\)"):
         dml.clip(graph.input([2]), min=2, max=1)
     with pytest.raises(ValueError, match="ELEMENT_WISE_CLIP1: input has type INT32"):
@@ -582,24 +581,24 @@ def test_clip_errors():
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
-def test_clip_grad(dtype):
+def test_clip_grad(device, dtype):
     x = random((4, 5), dtype)
     grad = random((4, 5), dtype)
     lo = 1 if np.dtype(dtype).kind == "u" else -2
     x.flat[:2] = [lo, 5]  # exactly at the bounds: gradient 0
-    y = run(lambda a, g: dml.clip_grad(a, g, min=lo, max=5), x, grad)
+    y = run(device, lambda a, g: dml.clip_grad(a, g, min=lo, max=5), x, grad)
     assert y.dtype == dtype
     np.testing.assert_array_equal(y, np.where((x <= lo) | (x >= 5), 0, grad).astype(dtype))
 
 
-def test_clip_grad_integer_input_with_fractional_bounds():
+def test_clip_grad_integer_input_with_fractional_bounds(device):
     x = np.array([-3, -2, 0, 2, 3], np.int32)
     g = np.array([10, 20, 30, 40, 50], np.int32)
-    np.testing.assert_array_equal(run(lambda a, b: dml.clip_grad(a, b, min=-2.5, max=2.5), x, g), [0, 20, 30, 40, 0])
+    np.testing.assert_array_equal(run(device, lambda a, b: dml.clip_grad(a, b, min=-2.5, max=2.5), x, g), [0, 20, 30, 40, 0])
 
 
-def test_clip_grad_errors():
-    graph = dml.Graph(DEVICE)
+def test_clip_grad_errors(device):
+    graph = dml.Graph(device)
     x = graph.input([2, 3])
     with pytest.raises(ValueError, match=r"ELEMENT_WISE_CLIP_GRAD1: operand shapes differ: \[2, 3\] and \[3, 2\]"):
         dml.clip_grad(x, graph.input([3, 2]), min=0, max=1)
@@ -609,25 +608,25 @@ def test_clip_grad_errors():
         dml.clip_grad(x, x, min=1, max=0)
 
 
-def test_cast_saturates_and_truncates():
+def test_cast_saturates_and_truncates(device):
     x = np.array([np.nan, -1e10, 1e10, -2.7, 2.7, 300.5, -0.5], np.float32)
-    np.testing.assert_array_equal(run(lambda a: dml.cast(a, target_data_type=np.int8), x), [0, -128, 127, -2, 2, 127, 0])
-    np.testing.assert_array_equal(run(lambda a: dml.cast(a, target_data_type=dml.TensorDataType.UINT8), x),
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=np.int8), x), [0, -128, 127, -2, 2, 127, 0])
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=dml.TensorDataType.UINT8), x),
                                   [0, 0, 255, 0, 2, 255, 0])
 
 
 @pytest.mark.parametrize("src", ALL)
 @pytest.mark.parametrize("dst", [np.float32, np.float16, np.int32, np.uint64, np.float64])
-def test_cast_between_types(src, dst):
+def test_cast_between_types(device, src, dst):
     x = random((3, 4), src, 0, 100)
-    np.testing.assert_array_equal(run(lambda a: dml.cast(a, target_data_type=dst), x), x.astype(dst))
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=dst), x), x.astype(dst))
 
 
 # --- strided, broadcast and non-contiguous inputs -----------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8])
-def test_broadcast_and_strided_views(dtype):
-    graph = dml.Graph(DEVICE)
+def test_broadcast_and_strided_views(device, dtype):
+    graph = dml.Graph(device)
     a = graph.input([3, 5], dtype)
     row = graph.input([1, 5], dtype)
     t = graph.input([5, 3], dtype)
@@ -645,19 +644,19 @@ def test_broadcast_and_strided_views(dtype):
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_odd_shapes_and_non_contiguous_arrays(shape):
+def test_odd_shapes_and_non_contiguous_arrays(device, shape):
     big = RNG.standard_normal(tuple(2 * s for s in shape)).astype(np.float32)
     x = big[(slice(None, None, 2),) * len(shape)]  # every other element: not contiguous
     y = np.asfortranarray(RNG.standard_normal(shape).astype(np.float32))
     assert not x.flags.c_contiguous
-    out = run(lambda a, b: (dml.subtract(a, b), dml.pow(a, 2.0), dml.is_nan(a)), x, y)
+    out = run(device, lambda a, b: (dml.subtract(a, b), dml.pow(a, 2.0), dml.is_nan(a)), x, y)
     np.testing.assert_allclose(out[0], x - y, rtol=1e-6)
     np.testing.assert_allclose(out[1], x * x, rtol=1e-6)
     np.testing.assert_array_equal(out[2], np.zeros(shape, np.uint8))
 
 
-def test_broadcast_scalar_to_eight_dimensions():
-    graph = dml.Graph(DEVICE)
+def test_broadcast_scalar_to_eight_dimensions(device):
+    graph = dml.Graph(device)
     s = graph.input([1], np.int16)
     x = graph.input([2, 1, 3, 1, 2, 1, 3, 2], np.int16)
     op = graph.compile([dml.bit_and(x, dml.broadcast(s, x.shape)), dml.sign(x)])
@@ -667,8 +666,8 @@ def test_broadcast_scalar_to_eight_dimensions():
     np.testing.assert_array_equal(got[1], np.sign(xv))
 
 
-def test_shape_and_type_mismatches_name_the_operator():
-    graph = dml.Graph(DEVICE)
+def test_shape_and_type_mismatches_name_the_operator(device):
+    graph = dml.Graph(device)
     a, b = graph.input([2, 3]), graph.input([3, 2])
     with pytest.raises(ValueError, match=r"ELEMENT_WISE_ADD: operand shapes differ: \[2, 3\] and \[3, 2\]"):
         a + b
@@ -679,17 +678,17 @@ def test_shape_and_type_mismatches_name_the_operator():
     with pytest.raises(ValueError, match="ELEMENT_WISE_ADD1: a fused activation needs a float tensor"):
         i = graph.input([2], np.int32)
         dml.add(i, i, fused_activation=dml.FusedActivation.relu())
-    other = dml.Graph(DEVICE).input([2, 3])
+    other = dml.Graph(device).input([2, 3])
     with pytest.raises(ValueError, match="ELEMENT_WISE_ADD"):
         dml.add(a, other)
 
 
 # --- Python operators ---------------------------------------------------------------------------------------------
 
-def test_float_operators_with_scalars():
+def test_float_operators_with_scalars(device):
     x = RNG.standard_normal((3, 4)).astype(np.float32) + 4
     z = RNG.standard_normal((3, 4)).astype(np.float32)
-    got = run(lambda a, b: (a + 2, 2 + a, a - 2, 2 - a, a * 3, 3 * a, a / 4, 4 / a, a % 1.5, -a, a + b, a - b, a * b,
+    got = run(device, lambda a, b: (a + 2, 2 + a, a - 2, 2 - a, a * 3, 3 * a, a / 4, 4 / a, a % 1.5, -a, a + b, a - b, a * b,
                             a / b, 7 % a), x, z)
     expected = [x + 2, 2 + x, x - 2, 2 - x, x * 3, 3 * x, x / 4, 4 / x, x % 1.5, -x, x + z, x - z, x * z, x / z, 7 % x]
     for g, e in zip(got, expected):
@@ -697,25 +696,25 @@ def test_float_operators_with_scalars():
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64, np.uint16])
-def test_integer_operators_with_scalars(dtype):
+def test_integer_operators_with_scalars(device, dtype):
     # An integer tensor has no scale/bias: the number becomes a one-element constant broadcast with stride 0.
     x = RNG.integers(1, 50, (3, 4)).astype(dtype)
-    got = run(lambda a: (a + 3, 3 + a, a - 1, 100 - a, a * 2, 2 * a, a / 7, 200 / a, a % 6, 7 % a), x)
+    got = run(device, lambda a: (a + 3, 3 + a, a - 1, 100 - a, a * 2, 2 * a, a / 7, 200 / a, a % 6, 7 % a), x)
     expected = [x + 3, 3 + x, x - 1, 100 - x, x * 2, 2 * x, x // 7, 200 // x, x % 6, 7 % x]
     for g, e in zip(got, expected):
         assert g.dtype == dtype
         np.testing.assert_array_equal(g, e)
     if np.dtype(dtype).kind == "i":
-        neg, mod = run(lambda a: (-a, -7 % a), x)
+        neg, mod = run(device, lambda a: (-a, -7 % a), x)
         np.testing.assert_array_equal(neg, -x)
         np.testing.assert_array_equal(mod, -7 % x)  # floored, like Python's
 
 
 @pytest.mark.parametrize("dtype", INTS)
-def test_bit_operators_with_scalars_and_expressions(dtype):
+def test_bit_operators_with_scalars_and_expressions(device, dtype):
     x = full_range((2, 5), dtype)
     z = full_range((2, 5), dtype)
-    got = run(lambda a, b: (a & 0x5A, 0x5A & a, a | 3, 3 | a, a ^ 0x11, 0x11 ^ a, ~a, a & b, a | b, a ^ b), x, z)
+    got = run(device, lambda a, b: (a & 0x5A, 0x5A & a, a | 3, 3 | a, a ^ 0x11, 0x11 ^ a, ~a, a & b, a | b, a ^ b), x, z)
     m = np.array(0x5A, dtype)
     expected = [x & m, m & x, x | dtype(3), dtype(3) | x, x ^ dtype(0x11), dtype(0x11) ^ x, ~x, x & z, x | z, x ^ z]
     for g, e in zip(got, expected):
@@ -723,17 +722,17 @@ def test_bit_operators_with_scalars_and_expressions(dtype):
         np.testing.assert_array_equal(g, e)
 
 
-def test_shift_operators_with_scalars():
+def test_shift_operators_with_scalars(device):
     x = np.array([1, 3, 255, 128], np.uint8)
-    got = run(lambda a: (a << 1, a >> 2, 1 << a, 255 >> a), x)
+    got = run(device, lambda a: (a << 1, a >> 2, 1 << a, 255 >> a), x)
     np.testing.assert_array_equal(got[0], (x.astype(np.int64) << 1).astype(np.uint8))
     np.testing.assert_array_equal(got[1], x >> 2)
     np.testing.assert_array_equal(got[2], [2, 8, 0, 0])  # shifting by >= 8 gives 0
     np.testing.assert_array_equal(got[3], [127, 31, 0, 0])
 
 
-def test_operator_errors():
-    graph = dml.Graph(DEVICE)
+def test_operator_errors(device):
+    graph = dml.Graph(device)
     i, f, u = graph.input([2], np.int32), graph.input([2]), graph.input([2], np.uint8)
     with pytest.raises(ValueError, match=r"the scalar 0.5 is not representable as INT32 \(cast the tensor"):
         i + 0.5

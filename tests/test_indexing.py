@@ -7,7 +7,6 @@ import pytest
 
 import directml as dml
 
-DEV = dml.Device()  # the best executor here, as the conftest fixture picks it
 DATA_DTYPES = [np.float32, np.float16, np.float64, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
                np.uint64, np.int64]
 INDEX_DTYPES = [np.int32, np.uint32, np.int64, np.uint64]
@@ -38,8 +37,8 @@ def adversarial(dtype, n):
     return np.array(values, dtype)
 
 
-def run(build, *arrays):
-    g = dml.Graph(DEV)
+def run(device, build, *arrays):
+    g = dml.Graph(device)
     xs = [g.input(list(np.shape(a)), np.asarray(a).dtype) for a in arrays]
     out = build(*xs)
     return g.compile([out])(dict(zip(xs, arrays)))[0]
@@ -66,10 +65,10 @@ def np_gather(x, idx, axis, index_dimensions):
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_gather(dtype, index_dtype):
+def test_gather(device, dtype, index_dtype):
     x = data((1, 3, 5, 2), dtype)
     idx = indices((1, 1, 2, 3), 5, index_dtype)
-    y = run(lambda a, i: dml.gather(a, i, axis=2, index_dimensions=2), x, idx)
+    y = run(device, lambda a, i: dml.gather(a, i, axis=2, index_dimensions=2), x, idx)
     want = np_gather(x, idx, 2, 2)  # [1, 3, 2, 3, 2] right-aligned: the leading 1 goes
     assert y.shape == (3, 2, 3, 2) and y.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(y, want.reshape(y.shape))
@@ -81,35 +80,35 @@ def test_gather(dtype, index_dtype):
     ((1, 1, 5), 2, 2, (1, 2, 3), (1, 2, 3)),  # [1, 1] + [2, 3]: one leading 1 of the input is cropped
     ((5,), 0, 1, (3,), (3,)),                 # 1-D
 ])
-def test_gather_index_dimensions(x_shape, axis, k, idx_shape, want_shape):
+def test_gather_index_dimensions(device, x_shape, axis, k, idx_shape, want_shape):
     x = data(x_shape, np.int32)
     idx = indices(idx_shape, x.shape[axis], np.int64)
-    y = run(lambda a, i: dml.gather(a, i, axis=axis, index_dimensions=k), x, idx)
+    y = run(device, lambda a, i: dml.gather(a, i, axis=axis, index_dimensions=k), x, idx)
     assert y.shape == want_shape
     np.testing.assert_array_equal(y, np_gather(x, idx, axis, k).reshape(want_shape))
 
 
-def test_gather_doc_examples():
+def test_gather_doc_examples(device):
     x = np.array([11, 12, 13, 14], np.float32)
-    np.testing.assert_array_equal(run(lambda a, i: dml.gather(a, i, axis=0, index_dimensions=1), x,
+    np.testing.assert_array_equal(run(device, lambda a, i: dml.gather(a, i, axis=0, index_dimensions=1), x,
                                       np.array([3, 1, 3, 0, 2], np.uint32)), [14, 12, 14, 11, 13])
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 3, 2)
-    y = run(lambda a, i: dml.gather(a, i, axis=1, index_dimensions=2), x, np.array([[[0, 1], [1, 2]]], np.uint32))
+    y = run(device, lambda a, i: dml.gather(a, i, axis=1, index_dimensions=2), x, np.array([[[0, 1], [1, 2]]], np.uint32))
     np.testing.assert_array_equal(y, [[[1, 2], [3, 4]], [[3, 4], [5, 6]]])
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_gather_adversarial_indices_read_zero(index_dtype):
+def test_gather_adversarial_indices_read_zero(device, index_dtype):
     x = data((3, 4), np.float32) + 1000  # no element is 0
     bad = adversarial(index_dtype, 4)
     idx = np.concatenate([bad, np.array([1], index_dtype)]).reshape(1, -1)
-    y = run(lambda a, i: dml.gather(a, i, axis=1, index_dimensions=1), x, idx)
+    y = run(device, lambda a, i: dml.gather(a, i, axis=1, index_dimensions=1), x, idx)
     np.testing.assert_array_equal(y[:, :-1], 0)
     np.testing.assert_array_equal(y[:, -1], x[:, 1])
 
 
-def test_gather_strided_input_and_broadcast_indices():
-    g = dml.Graph(DEV)
+def test_gather_strided_input_and_broadcast_indices(device):
+    g = dml.Graph(device)
     base = g.input([24], np.float16)
     v = dml.reinterpret(base, [4, 3], [1, 4])  # a transposed 3x4 matrix
     one = g.input([1, 1], np.int32)
@@ -119,15 +118,15 @@ def test_gather_strided_input_and_broadcast_indices():
     np.testing.assert_array_equal(out, np.repeat(b[:12].reshape(3, 4).T[2][None], 5, axis=0))
 
 
-def test_gather_non_contiguous_numpy_indices():
+def test_gather_non_contiguous_numpy_indices(device):
     x = data((6, 2), np.int16)
     big = np.array([[5, 9, 0, 9, 3, 9]], np.int64)
-    y = run(lambda a, i: dml.gather(a, i, axis=0, index_dimensions=1), x, big[:, ::2])
+    y = run(device, lambda a, i: dml.gather(a, i, axis=0, index_dimensions=1), x, big[:, ::2])
     np.testing.assert_array_equal(y, x[[5, 0, 3]])
 
 
-def test_gather_errors():
-    g = dml.Graph(DEV)
+def test_gather_errors(device):
+    g = dml.Graph(device)
     x = g.input([3, 4])
     i = g.input([1, 2], np.uint32)
     with pytest.raises(ValueError, match="GATHER: indices has type FLOAT32; allowed: INT32, UINT32, INT64, UINT64"):
@@ -151,27 +150,27 @@ def test_gather_errors():
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_gather_elements(dtype, index_dtype):
+def test_gather_elements(device, dtype, index_dtype):
     x = data((3, 4, 2), dtype)
     idx = indices((3, 6, 2), 4, index_dtype)
-    y = run(lambda a, i: dml.gather_elements(a, i, axis=1), x, idx)
+    y = run(device, lambda a, i: dml.gather_elements(a, i, axis=1), x, idx)
     np.testing.assert_array_equal(y, np.take_along_axis(x, resolve(idx, 4), axis=1))
 
 
-def test_gather_elements_doc_example_and_adversarial():
+def test_gather_elements_doc_example_and_adversarial(device):
     x = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
-    y = run(lambda a, i: dml.gather_elements(a, i, axis=0), x, np.array([[1, 2, 0], [2, 0, 0]], np.uint32))
+    y = run(device, lambda a, i: dml.gather_elements(a, i, axis=0), x, np.array([[1, 2, 0], [2, 0, 0]], np.uint32))
     np.testing.assert_array_equal(y, [[4, 8, 3], [7, 2, 3]])
     for t in INDEX_DTYPES:
         bad = adversarial(t, 3)
         idx = np.stack([bad, np.full_like(bad, 1)])  # a valid row after the bad one
-        y = run(lambda a, i: dml.gather_elements(a, i, axis=1), x[:2] + 100, idx)
+        y = run(device, lambda a, i: dml.gather_elements(a, i, axis=1), x[:2] + 100, idx)
         np.testing.assert_array_equal(y[0], 0)
         np.testing.assert_array_equal(y[1], 105)
 
 
-def test_gather_elements_strided_and_broadcast():
-    g = dml.Graph(DEV)
+def test_gather_elements_strided_and_broadcast(device):
+    g = dml.Graph(device)
     base = g.input([30], np.int64)
     v = dml.reinterpret(base, [3, 4], [10, 2])
     col = g.input([3, 1], np.int32)
@@ -183,8 +182,8 @@ def test_gather_elements_strided_and_broadcast():
     np.testing.assert_array_equal(out, np.take_along_axis(ref, resolve(np.repeat(c, 2, axis=1), 4), axis=1))
 
 
-def test_gather_elements_errors():
-    g = dml.Graph(DEV)
+def test_gather_elements_errors(device):
+    g = dml.Graph(device)
     x = g.input([3, 4])
     with pytest.raises(ValueError, match="GATHER_ELEMENTS: indices \\[2, 4\\] must match the input .* outside axis 1"):
         dml.gather_elements(x, g.input([2, 4], np.int32), axis=1)
@@ -214,11 +213,11 @@ def np_gather_nd(x, idx, p, q, b):
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_gather_nd_with_batch(dtype, index_dtype):
+def test_gather_nd_with_batch(device, dtype, index_dtype):
     x = data((2, 3, 4, 5), dtype)  # batch 2, then tuples address [3, 4], trailing 5
     idx = np.stack([indices((2, 3), 3, index_dtype), indices((2, 3), 4, index_dtype)], axis=-1)
     idx = idx.reshape(1, 2, 3, 2)
-    y = run(lambda a, i: dml.gather_nd(a, i, input_dimension_count=4, indices_dimension_count=3,
+    y = run(device, lambda a, i: dml.gather_nd(a, i, input_dimension_count=4, indices_dimension_count=3,
                                        batch_dimension_count=1), x, idx)
     want = np_gather_nd(x, idx, 4, 3, 1)  # [2, 3, 5]
     assert y.shape == (1, 2, 3, 5)
@@ -231,41 +230,41 @@ def test_gather_nd_with_batch(dtype, index_dtype):
     (3, 2, 0, (1, 4, 3, 2), (1, 1, 5, 3), (1, 1, 1, 5)),  # full tuples: one element per tuple
     (4, 4, 0, (3, 1, 4, 2), (1, 1, 1, 1), (1, 1, 4, 2)),  # tuple of 1 on a leading dimension
 ])
-def test_gather_nd_shapes(p, q, b, x_shape, idx_shape, want_shape):
+def test_gather_nd_shapes(device, p, q, b, x_shape, idx_shape, want_shape):
     x = data(x_shape, np.float32)
     xi = x.reshape(x_shape[len(x_shape) - p:])
     k = idx_shape[-1]
     idx = np.stack([indices(idx_shape[:-1], xi.shape[b + j], np.int32) for j in range(k)], axis=-1)
-    y = run(lambda a, i: dml.gather_nd(a, i, input_dimension_count=p, indices_dimension_count=q,
+    y = run(device, lambda a, i: dml.gather_nd(a, i, input_dimension_count=p, indices_dimension_count=q,
                                        batch_dimension_count=b), x, idx)
     assert y.shape == want_shape
     np.testing.assert_array_equal(y.ravel(), np_gather_nd(x, idx, p, q, b).ravel())
 
 
-def test_gather_nd_doc_example_2():
+def test_gather_nd_doc_example_2(device):
     x = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)
     idx = np.array([[[0, 0], [1, 1]], [[1, 1], [0, 0]], [[0, 1], [1, 0]]], np.uint32).reshape(1, 3, 2, 2)
-    y = run(lambda a, i: dml.gather_nd(a, i, input_dimension_count=3, indices_dimension_count=3,
+    y = run(device, lambda a, i: dml.gather_nd(a, i, input_dimension_count=3, indices_dimension_count=3,
                                        batch_dimension_count=1), x, idx)
     np.testing.assert_array_equal(y, np.array([[0, 3], [7, 4], [9, 10]], np.float32).reshape(1, 1, 3, 2))
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_gather_nd_adversarial_tuples_read_zero(index_dtype):
+def test_gather_nd_adversarial_tuples_read_zero(device, index_dtype):
     x = data((3, 4, 2), np.int32) + 1000
     bad = adversarial(index_dtype, 4)  # out of range for both addressed dimensions
     good = np.zeros_like(bad)
     # Each bad value once in each tuple position, the other coordinate valid; then one valid tuple.
     tuples = np.concatenate([np.stack([bad, good], -1), np.stack([good, bad], -1),
                              np.array([[2, 1]], index_dtype)]).reshape(1, -1, 2)
-    y = run(lambda a, i: dml.gather_nd(a, i, input_dimension_count=3, indices_dimension_count=2,
+    y = run(device, lambda a, i: dml.gather_nd(a, i, input_dimension_count=3, indices_dimension_count=2,
                                        batch_dimension_count=0), x, tuples)
     np.testing.assert_array_equal(y[0, :-1], 0)
     np.testing.assert_array_equal(y[0, -1], x[2, 1])
 
 
-def test_gather_nd_broadcast_indices_and_strided_input():
-    g = dml.Graph(DEV)
+def test_gather_nd_broadcast_indices_and_strided_input(device):
+    g = dml.Graph(device)
     base = g.input([2, 3, 4], np.uint8)
     v = dml.reinterpret(base, [4, 3, 2], [1, 4, 12])  # axes reversed
     t = g.input([1, 1, 2], np.int64)
@@ -276,8 +275,8 @@ def test_gather_nd_broadcast_indices_and_strided_input():
     np.testing.assert_array_equal(out, np.repeat(b.transpose(2, 1, 0)[3, 2][None, None], 5, axis=1))
 
 
-def test_gather_nd_errors():
-    g = dml.Graph(DEV)
+def test_gather_nd_errors(device):
+    g = dml.Graph(device)
     x = g.input([2, 3, 4])
     i = g.input([2, 5, 2], np.int32)
     with pytest.raises(ValueError, match="GATHER_ND1: input_dimension_count 4 must lie in \\[1, 3\\]"):
@@ -318,28 +317,28 @@ def np_scatter_elements(x, idx, upd, axis):
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_scatter_elements(dtype, index_dtype):
+def test_scatter_elements(device, dtype, index_dtype):
     x = data((3, 5, 2), dtype)
     idx = indices((3, 7, 2), 5, index_dtype)  # 7 updates per line into 5 slots: duplicates are certain
     upd = data((3, 7, 2), dtype)
-    y = run(lambda a, i, u: dml.scatter_elements(a, i, u, axis=1), x, idx, upd)
+    y = run(device, lambda a, i, u: dml.scatter_elements(a, i, u, axis=1), x, idx, upd)
     np.testing.assert_array_equal(y, np_scatter_elements(x, idx, upd, 1))
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_scatter_elements_adversarial_indices_write_nothing(index_dtype):
+def test_scatter_elements_adversarial_indices_write_nothing(device, index_dtype):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     bad = adversarial(index_dtype, 4)
     idx = np.stack([bad, bad, np.full_like(bad, 3)])
     upd = np.full(idx.shape, -7, np.float32)
-    y = run(lambda a, i, u: dml.scatter_elements(a, i, u, axis=1), x, idx, upd)
+    y = run(device, lambda a, i, u: dml.scatter_elements(a, i, u, axis=1), x, idx, upd)
     want = x.copy()
     want[2, 3] = -7
     np.testing.assert_array_equal(y, want)
 
 
-def test_scatter_elements_doc_style_example_and_broadcast_updates():
-    g = dml.Graph(DEV)
+def test_scatter_elements_doc_style_example_and_broadcast_updates(device):
+    g = dml.Graph(device)
     x = g.input([5])
     i = g.input([4], np.int32)
     u = g.input([1])
@@ -349,8 +348,8 @@ def test_scatter_elements_doc_style_example_and_broadcast_updates():
     np.testing.assert_array_equal(out, [9, 9, 2, 9, 9])
 
 
-def test_scatter_elements_strided_input():
-    g = dml.Graph(DEV)
+def test_scatter_elements_strided_input(device):
+    g = dml.Graph(device)
     base = g.input([16], np.int16)
     v = dml.reinterpret(base, [2, 4], [1, 4])
     i = g.input([2, 1], np.uint64)
@@ -363,8 +362,8 @@ def test_scatter_elements_strided_input():
     np.testing.assert_array_equal(out, want)
 
 
-def test_scatter_elements_errors():
-    g = dml.Graph(DEV)
+def test_scatter_elements_errors(device):
+    g = dml.Graph(device)
     x = g.input([3, 4])
     i = g.input([3, 2], np.int32)
     with pytest.raises(ValueError, match="SCATTER_ELEMENTS: updates \\[3, 3\\] must have the sizes of indices"):
@@ -395,40 +394,40 @@ def np_scatter_nd(x, idx, upd, p, q):
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_scatter_nd(dtype, index_dtype):
+def test_scatter_nd(device, dtype, index_dtype):
     x = data((1, 4, 3, 2), dtype)
     idx = np.stack([indices((5,), 4, index_dtype), indices((5,), 3, index_dtype)], -1).reshape(1, 1, 5, 2)
     upd = data((1, 1, 5, 2), dtype)  # 5 tuples into 12 blocks of 2: duplicates likely; the later one wins
-    y = run(lambda a, i, u: dml.scatter_nd(a, i, u, input_dimension_count=3, indices_dimension_count=2), x, idx, upd)
+    y = run(device, lambda a, i, u: dml.scatter_nd(a, i, u, input_dimension_count=3, indices_dimension_count=2), x, idx, upd)
     np.testing.assert_array_equal(y, np_scatter_nd(x, idx, upd, 3, 2))
 
 
-def test_scatter_nd_doc_example_and_duplicates():
+def test_scatter_nd_doc_example_and_duplicates(device):
     # The docs' 1-D example: indices have the input's rank, so the input is viewed as [1, 8].
     x = np.arange(1, 9, dtype=np.float32).reshape(1, 8)
     scatter = lambda a, i, u: dml.scatter_nd(a, i, u, input_dimension_count=1, indices_dimension_count=2)
-    out = run(scatter, x, np.array([[4], [3], [1], [7]], np.uint32), np.array([[9, 10, 11, 12]], np.float32))
+    out = run(device, scatter, x, np.array([[4], [3], [1], [7]], np.uint32), np.array([[9, 10, 11, 12]], np.float32))
     np.testing.assert_array_equal(out, [[1, 11, 3, 10, 9, 6, 7, 12]])
-    dup = run(scatter, x, np.array([[2], [-6], [2]], np.int64), np.array([[5, 6, 7]], np.float32))
+    dup = run(device, scatter, x, np.array([[2], [-6], [2]], np.int64), np.array([[5, 6, 7]], np.float32))
     np.testing.assert_array_equal(dup, [[1, 2, 7, 4, 5, 6, 7, 8]])
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_scatter_nd_adversarial_tuples_write_nothing(index_dtype):
+def test_scatter_nd_adversarial_tuples_write_nothing(device, index_dtype):
     x = np.arange(24, dtype=np.int32).reshape(1, 4, 3, 2)
     bad = adversarial(index_dtype, 4)  # out of range for both addressed dimensions
     good = np.ones_like(bad)
     tuples = np.concatenate([np.stack([bad, good], -1), np.stack([good, bad], -1),
                              np.array([[3, 2]], index_dtype)]).reshape(1, 1, -1, 2)
     upd = np.full((1, 1, tuples.shape[2], 2), -1, np.int32)
-    y = run(lambda a, i, u: dml.scatter_nd(a, i, u, input_dimension_count=3, indices_dimension_count=2), x, tuples, upd)
+    y = run(device, lambda a, i, u: dml.scatter_nd(a, i, u, input_dimension_count=3, indices_dimension_count=2), x, tuples, upd)
     want = x.copy()
     want[0, 3, 2] = -1
     np.testing.assert_array_equal(y, want)
 
 
-def test_scatter_nd_strided_input_and_broadcast_updates():
-    g = dml.Graph(DEV)
+def test_scatter_nd_strided_input_and_broadcast_updates(device):
+    g = dml.Graph(device)
     base = g.input([12], np.float16)
     v = dml.reinterpret(base, [3, 4], [1, 3])
     i = g.input([2, 1], np.int32)
@@ -441,8 +440,8 @@ def test_scatter_nd_strided_input_and_broadcast_updates():
     np.testing.assert_array_equal(out, want)
 
 
-def test_scatter_nd_errors():
-    g = dml.Graph(DEV)
+def test_scatter_nd_errors(device):
+    g = dml.Graph(device)
     x = g.input([4, 3, 2])
     i = g.input([1, 5, 2], np.int32)
     with pytest.raises(ValueError, match="SCATTER_ND: updates \\[1, 5, 3\\] must have sizes \\[1, 5, 2\\]"):
@@ -466,35 +465,35 @@ def np_one_hot(idx, off, on, length, axis):
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_one_hot(dtype, index_dtype):
+def test_one_hot(device, dtype, index_dtype):
     idx = indices((3, 1, 4), 5, index_dtype)
     values = data((1, 1, 2), dtype)
-    y = run(lambda i, v: dml.one_hot(i, v, output_length=5, axis=1), idx, values)
+    y = run(device, lambda i, v: dml.one_hot(i, v, output_length=5, axis=1), idx, values)
     assert y.shape == (3, 5, 4) and y.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(y, np_one_hot(idx, values[0, 0, 0], values[0, 0, 1], 5, 1))
 
 
-def test_one_hot_doc_examples():
+def test_one_hot_doc_examples(device):
     i = np.array([0, 3, 2], np.uint32).reshape(1, 1, 3, 1)
     one_hot = lambda a, v: dml.one_hot(a, v, output_length=4, axis=3)
-    y = run(one_hot, i, np.array([0, 1], np.float32).reshape(1, 1, 1, 2))
+    y = run(device, one_hot, i, np.array([0, 1], np.float32).reshape(1, 1, 1, 2))
     np.testing.assert_array_equal(y[0, 0], [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]])
     # The on value is the second element along the fastest-changing dimension of size > 1; the rest is unused.
-    y = run(one_hot, i, np.array([4, 2, 9], np.float32).reshape(1, 1, 3, 1))
+    y = run(device, one_hot, i, np.array([4, 2, 9], np.float32).reshape(1, 1, 3, 1))
     np.testing.assert_array_equal(y[0, 0], [[2, 4, 4, 4], [4, 4, 4, 2], [4, 4, 2, 4]])
-    y = run(one_hot, np.array([-3, 100, 3], np.int32).reshape(1, 1, 3, 1), np.array([0, 1], np.float32).reshape(1, 1, 1, 2))
+    y = run(device, one_hot, np.array([-3, 100, 3], np.int32).reshape(1, 1, 3, 1), np.array([0, 1], np.float32).reshape(1, 1, 1, 2))
     np.testing.assert_array_equal(y[0, 0], [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]])
 
 
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-def test_one_hot_adversarial_indices_are_all_off(index_dtype):
+def test_one_hot_adversarial_indices_are_all_off(device, index_dtype):
     bad = adversarial(index_dtype, 6).reshape(-1, 1)
-    y = run(lambda a, v: dml.one_hot(a, v, output_length=6, axis=1), bad, np.array([[3, 8]], np.int16))
+    y = run(device, lambda a, v: dml.one_hot(a, v, output_length=6, axis=1), bad, np.array([[3, 8]], np.int16))
     np.testing.assert_array_equal(y, 3)
 
 
-def test_one_hot_strided_values_and_broadcast_indices():
-    g = dml.Graph(DEV)
+def test_one_hot_strided_values_and_broadcast_indices(device):
+    g = dml.Graph(device)
     i = g.input([1, 1], np.int64)
     base = g.input([2, 3], np.uint8)
     v = dml.reinterpret(base, [1, 2], [1, 3])  # off = base[0, 0], on = base[1, 0]
@@ -503,8 +502,8 @@ def test_one_hot_strided_values_and_broadcast_indices():
     np.testing.assert_array_equal(out, np.tile([7, 7, 7, 200], (3, 1)))
 
 
-def test_one_hot_errors():
-    g = dml.Graph(DEV)
+def test_one_hot_errors(device):
+    g = dml.Graph(device)
     i = g.input([3, 1], np.int32)
     v = g.input([1, 2])
     with pytest.raises(ValueError, match="ONE_HOT: indices \\[3, 1\\] must have size 1 on axis 0"):

@@ -7,15 +7,14 @@ import pytest
 
 import directml as dml
 
-DEV = dml.Device()  # the best executor here, as the conftest fixture picks it
 NN, LINEAR = dml.InterpolationMode.NEAREST_NEIGHBOR, dml.InterpolationMode.LINEAR
 UP, DOWN = dml.AxisDirection.INCREASING, dml.AxisDirection.DECREASING
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float16: dict(rtol=1e-2, atol=1e-2)}
 rng = np.random.default_rng(99)
 
 
-def run(build, *arrays):
-    g = dml.Graph(DEV)
+def run(device, build, *arrays):
+    g = dml.Graph(device)
     xs = [g.input(list(np.shape(a)), np.asarray(a).dtype) for a in arrays]
     out = build(*xs)
     return g.compile([out])(dict(zip(xs, arrays)))[0]
@@ -69,10 +68,10 @@ CASES = [  # input sizes, output sizes, scales, input offsets, output offsets
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("mode, rounding", [(NN, DOWN), (NN, UP), (LINEAR, DOWN)])
 @pytest.mark.parametrize("case", CASES, ids=[f"{len(c[0])}d" for c in CASES])
-def test_resample(case, mode, rounding, dtype):
+def test_resample(device, case, mode, rounding, dtype):
     in_sizes, out_sizes, scales, in_offs, out_offs = case
     x = rng.standard_normal(in_sizes).astype(dtype)
-    y = run(lambda a: dml.resample(a, output_sizes=list(out_sizes), mode=mode,
+    y = run(device, lambda a: dml.resample(a, output_sizes=list(out_sizes), mode=mode,
                                    rounding_direction=rounding, scales=scales, input_pixel_offsets=in_offs,
                                    output_pixel_offsets=out_offs), x)
     assert y.shape == out_sizes and y.dtype == np.dtype(dtype)
@@ -80,48 +79,48 @@ def test_resample(case, mode, rounding, dtype):
 
 
 @pytest.mark.parametrize("mode", [NN, LINEAR])
-def test_resample_defaults(mode):
+def test_resample_defaults(device, mode):
     """Empty lists: scales output/input, input offsets 0.5, output offsets -0.5; rounding DECREASING."""
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     out = (2, 3, 7, 3)
-    y = run(lambda a: dml.resample(a, output_sizes=list(out), mode=mode), x)
+    y = run(device, lambda a: dml.resample(a, output_sizes=list(out), mode=mode), x)
     scales = [o / i for o, i in zip(out, x.shape)]
     np.testing.assert_allclose(y, np_resample(x, out, mode, DOWN, scales, [0.5] * 4, [-0.5] * 4), rtol=1e-5, atol=1e-5)
 
 
-def test_resample_linear_half_pixel_matches_known_values():
+def test_resample_linear_half_pixel_matches_known_values(device):
     # Bilinear upsampling by 2 over pixel centres: [0, 1] -> [0, 0.25, 0.75, 1] (the edges clamp).
-    y = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), np.array([0, 1], np.float32))
+    y = run(device, lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), np.array([0, 1], np.float32))
     np.testing.assert_allclose(y, [0, 0.25, 0.75, 1])
 
 
-def test_resample_and_grad_doc_example():
+def test_resample_and_grad_doc_example(device):
     x = np.array([[1, 2], [3, 4]], np.float32)
     params = dict(output_sizes=[1, 3], mode=NN, scales=[0.5, 1.5])
-    np.testing.assert_array_equal(run(lambda a: dml.resample(a, **params), x), [[1, 1, 2]])
+    np.testing.assert_array_equal(run(device, lambda a: dml.resample(a, **params), x), [[1, 1, 2]])
     dy = np.array([[4, 5, 6]], np.float32)
-    dx = run(lambda a: dml.resample_grad(a, output_sizes=[2, 2], mode=NN, scales=[0.5, 1.5]), dy)
+    dx = run(device, lambda a: dml.resample_grad(a, output_sizes=[2, 2], mode=NN, scales=[0.5, 1.5]), dy)
     np.testing.assert_array_equal(dx, [[9, 6], [0, 0]])
 
 
-def test_resample_clamps_far_outside_coordinates():
+def test_resample_clamps_far_outside_coordinates(device):
     x = np.array([1, 2, 3], np.float32)
-    far = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR, scales=[1e-30],
+    far = run(device, lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR, scales=[1e-30],
                                      input_pixel_offsets=[0], output_pixel_offsets=[0]), x)
     np.testing.assert_array_equal(far, [1, 3, 3, 3])  # output 0 maps to input 0, the rest far beyond the end
-    neg = run(lambda a: dml.resample(a, output_sizes=[2], mode=NN, input_pixel_offsets=[1e30]), x)
+    neg = run(device, lambda a: dml.resample(a, output_sizes=[2], mode=NN, input_pixel_offsets=[1e30]), x)
     np.testing.assert_array_equal(neg, [1, 1])
 
 
-def test_resample_does_not_weigh_unused_neighbours():
+def test_resample_does_not_weigh_unused_neighbours(device):
     # Identity mapping: a NaN or inf beside an element must not leak into it through a zero weight.
     x = np.array([1, np.inf, 3, np.nan], np.float32)
-    y = run(lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), x)
+    y = run(device, lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), x)
     np.testing.assert_array_equal(y, x)
 
 
-def test_resample_strided_and_broadcast_inputs():
-    g = dml.Graph(DEV)
+def test_resample_strided_and_broadcast_inputs(device):
+    g = dml.Graph(device)
     base = g.input([24])
     v = dml.reinterpret(base, [4, 3], [1, 4])
     s = g.input([1, 3])
@@ -137,8 +136,8 @@ def test_resample_strided_and_broadcast_inputs():
                                                [-0.5] * 2))
 
 
-def test_resample_errors():
-    g = dml.Graph(DEV)
+def test_resample_errors(device):
+    g = dml.Graph(device)
     x = g.input([2, 3])
     ok = dict(output_sizes=[4, 6], mode=LINEAR)
     with pytest.raises(ValueError, match="RESAMPLE2: output_sizes needs one value per dimension \\(2\\)"):
@@ -165,10 +164,10 @@ def test_resample_errors():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("mode, rounding", [(NN, DOWN), (NN, UP), (LINEAR, DOWN)])
 @pytest.mark.parametrize("case", CASES, ids=[f"{len(c[0])}d" for c in CASES])
-def test_resample_grad(case, mode, rounding, dtype):
+def test_resample_grad(device, case, mode, rounding, dtype):
     in_sizes, out_sizes, scales, in_offs, out_offs = case
     dy = rng.standard_normal(out_sizes).astype(dtype)
-    dx = run(lambda a: dml.resample_grad(a, output_sizes=list(in_sizes), mode=mode,
+    dx = run(device, lambda a: dml.resample_grad(a, output_sizes=list(in_sizes), mode=mode,
                                          rounding_direction=rounding, scales=scales, input_pixel_offsets=in_offs,
                                          output_pixel_offsets=out_offs), dy)
     assert dx.shape == in_sizes
@@ -176,19 +175,19 @@ def test_resample_grad(case, mode, rounding, dtype):
                                **TOL[dtype])
 
 
-def test_resample_grad_is_the_adjoint_with_default_scales():
+def test_resample_grad_is_the_adjoint_with_default_scales(device):
     """<resample(x), g> == <x, resample_grad(g)>, the grad's default scales (its input over its output sizes)
     being the forward's."""
     x = rng.standard_normal((3, 4, 5)).astype(np.float32)
     dy = rng.standard_normal((5, 2, 8)).astype(np.float32)
     for mode in (NN, LINEAR):
-        y = run(lambda a: dml.resample(a, output_sizes=[5, 2, 8], mode=mode), x)
-        dx = run(lambda a: dml.resample_grad(a, output_sizes=[3, 4, 5], mode=mode), dy)
+        y = run(device, lambda a: dml.resample(a, output_sizes=[5, 2, 8], mode=mode), x)
+        dx = run(device, lambda a: dml.resample_grad(a, output_sizes=[3, 4, 5], mode=mode), dy)
         np.testing.assert_allclose(np.vdot(y, dy), np.vdot(x, dx), rtol=1e-4)
 
 
-def test_resample_grad_errors():
-    g = dml.Graph(DEV)
+def test_resample_grad_errors(device):
+    g = dml.Graph(device)
     dy = g.input([4, 6])
     with pytest.raises(ValueError, match="RESAMPLE_GRAD1: output_sizes needs one value per dimension"):
         dml.resample_grad(dy, output_sizes=[2, 3, 1], mode=NN)
@@ -200,17 +199,17 @@ def test_resample_grad_errors():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 3, 2, 3)])
-def test_upsample_2d_nearest_repeats(shape, dtype):
+def test_upsample_2d_nearest_repeats(device, shape, dtype):
     x = rng.standard_normal(shape).astype(dtype)
-    y = run(lambda a: dml.upsample_2d(a, scale_size=[3, 2], interpolation_mode=NN), x)
+    y = run(device, lambda a: dml.upsample_2d(a, scale_size=[3, 2], interpolation_mode=NN), x)
     np.testing.assert_array_equal(y, np.repeat(np.repeat(x, 3, axis=-2), 2, axis=-1))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 3, 2, 3)])
-def test_upsample_2d_bilinear_over_pixel_centres(shape, dtype):
+def test_upsample_2d_bilinear_over_pixel_centres(device, shape, dtype):
     x = rng.standard_normal(shape).astype(dtype)
-    y = run(lambda a: dml.upsample_2d(a, scale_size=[2, 3], interpolation_mode=LINEAR), x)
+    y = run(device, lambda a: dml.upsample_2d(a, scale_size=[2, 3], interpolation_mode=LINEAR), x)
     rank = len(shape)
     scales = [1.0] * (rank - 2) + [2.0, 3.0]
     out = shape[:-2] + (shape[-2] * 2, shape[-1] * 3)
@@ -218,8 +217,8 @@ def test_upsample_2d_bilinear_over_pixel_centres(shape, dtype):
     np.testing.assert_allclose(y, want, **TOL[dtype])
 
 
-def test_upsample_2d_strided_input():
-    g = dml.Graph(DEV)
+def test_upsample_2d_strided_input(device):
+    g = dml.Graph(device)
     base = g.input([1, 2, 2, 3], np.float16)
     nhwc = dml.reinterpret(base, [1, 3, 2, 2], [12, 1, 6, 3])
     y = dml.upsample_2d(nhwc, scale_size=[2, 1], interpolation_mode=NN)
@@ -228,8 +227,8 @@ def test_upsample_2d_strided_input():
     np.testing.assert_array_equal(out, np.repeat(b.transpose(0, 3, 1, 2), 2, axis=2))
 
 
-def test_upsample_2d_errors():
-    g = dml.Graph(DEV)
+def test_upsample_2d_errors(device):
+    g = dml.Graph(device)
     x = g.input([1, 2, 3, 4])
     with pytest.raises(ValueError, match="UPSAMPLE_2D: scale_size is \\(height, width\\), got 3 values"):
         dml.upsample_2d(x, scale_size=[1, 2, 3], interpolation_mode=NN)
@@ -247,23 +246,23 @@ def test_upsample_2d_errors():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("bias", [[0.25], [1.0, -2.0, 0.5]])
-def test_value_scale_2d(bias, dtype):
+def test_value_scale_2d(device, bias, dtype):
     x = rng.standard_normal((2, len(bias), 3, 5)).astype(dtype)
-    y = run(lambda a: dml.value_scale_2d(a, scale=1.5, bias=bias), x)
+    y = run(device, lambda a: dml.value_scale_2d(a, scale=1.5, bias=bias), x)
     want = 1.5 * x.astype(np.float64) + np.array(bias).reshape(1, -1, 1, 1)
     np.testing.assert_allclose(y, want, **TOL[dtype])
 
 
-def test_value_scale_2d_broadcast_input():
-    g = dml.Graph(DEV)
+def test_value_scale_2d_broadcast_input(device):
+    g = dml.Graph(device)
     p = g.input([1, 1, 1, 1])
     y = dml.value_scale_2d(dml.broadcast(p, [1, 3, 2, 2]), scale=-2.0, bias=[1, 2, 3])
     out, = g.compile([y])({p: np.array([[[[4.0]]]], np.float32)})
     np.testing.assert_array_equal(out, np.array([-7, -6, -5], np.float32).reshape(1, 3, 1, 1) + np.zeros((1, 3, 2, 2)))
 
 
-def test_value_scale_2d_errors():
-    g = dml.Graph(DEV)
+def test_value_scale_2d_errors(device):
+    g = dml.Graph(device)
     with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* 1 or 3"):
         dml.value_scale_2d(g.input([1, 3, 2, 2]), scale=1.0, bias=[1.0, 2.0])
     with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* has 2"):
