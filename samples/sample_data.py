@@ -6,6 +6,7 @@ folder from --data DIR, else from DIRECTML_SAMPLE_DATA, else ../shared/sample-da
 """
 
 import argparse
+import ast
 import os
 import warnings
 from pathlib import Path
@@ -50,13 +51,26 @@ def require(path: Path) -> Path:
     return path
 
 
+def load_npy(path: Path) -> np.ndarray:
+    """np.load, else the .npy format read here: the files were written by Python 2's NumPy, whose headers (padded
+    after the newline) NumPy 2.5 refuses, where older versions read them with a warning."""
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Reading `.npy`")
+            return np.load(path)
+    except ValueError:
+        data = path.read_bytes()
+        length_bytes = 2 if data[6] == 1 else 4  # format version 1.0: a 2-byte header length, later 4
+        start = 8 + length_bytes
+        end = start + int.from_bytes(data[8:start], "little")
+        header = ast.literal_eval(data[start:end].decode("latin1").strip())
+        array = np.frombuffer(data, np.dtype(header["descr"]), offset=end)
+        return array.reshape(header["shape"], order="F" if header["fortran_order"] else "C").copy()
+
+
 def load_weights(folder: Path) -> dict[str, np.ndarray]:
     """Every .npy file of a folder, by file name without the extension."""
-    weights = {}
-    with warnings.catch_warnings():  # the files were written by Python 2's NumPy: a harmless header warning each
-        warnings.filterwarnings("ignore", message="Reading `.npy`")
-        for f in sorted(require(folder).glob("*.npy")):
-            weights[f.stem] = np.load(f)
+    weights = {f.stem: load_npy(f) for f in sorted(require(folder).glob("*.npy"))}
     if not weights:
         raise SystemExit(f"error: no .npy weights in {folder}")
     return weights

@@ -990,8 +990,8 @@ def test_graph_of_more_than_100_nodes(device, rng):
             zr = np.maximum(zr, 0)
     (result,) = op({"x": xv, "y": yv})
     np.testing.assert_allclose(result, zr, rtol=1e-5, atol=1e-5)
-    # Intermediates share memory: a handful of 64-byte blocks, not one per node.
-    assert op.temporary_size <= 8 * 64
+    # Intermediates share memory: a handful of blocks (64 bytes on the CPU, 256 on CUDA), not one per node.
+    assert op.temporary_size <= 8 * (256 if device.kind == "cuda" else 64)
 
 
 def softmax(v, axis):

@@ -186,6 +186,51 @@ def test_leading_ones_and_strided_query(graph):
     close(got, mha_ref(q_big[0, :, ::2], k[0, 0], v[0, 0], H)[0])
 
 
+# Shapes a fused float16 kernel takes (head sizes 64 and 128), with partial tiles of queries and keys (77 is
+# SD's text length), each sequence mask, stacked inputs, bias and past key / value.
+@pytest.mark.parametrize("hs", [64, 128])
+@pytest.mark.parametrize("S, T", [(77, 77), (130, 77), (33, 200)])
+def test_float16_head_sizes_of_fused_kernels(graph, hs, S, T):
+    B, H = 2, 3
+    q, k, v = rand((B, S, H * hs), np.float16), rand((B, T, H * hs), np.float16), rand((B, T, H * hs), np.float16)
+    eq, ek, ev = graph.input(q.shape, np.float16), graph.input(k.shape, np.float16), graph.input(v.shape, np.float16)
+    (got,) = run(graph, [dml.multihead_attention(eq, ek, ev, head_count=H).output], {eq: q, ek: k, ev: v})
+    close(got, mha_ref(q, k, v, H)[0], np.float16)
+
+
+@pytest.mark.parametrize("mask_type", [MT.KEY_SEQUENCE_LENGTH, MT.KEY_SEQUENCE_END_START, MT.BOOLEAN])
+def test_float16_head_size_64_masks(graph, mask_type):
+    B, S, T, H, hs = 2, 70, 90, 2, 64
+    q, k, v = rand((B, S, H * hs), np.float16), rand((B, T, H * hs), np.float16), rand((B, T, H * hs), np.float16)
+    if mask_type == MT.KEY_SEQUENCE_LENGTH:
+        mask, additive = np.int32([[65, 1]]), key_mask(B, H, S, T, [0, 0], [65, 1], -10000.0)
+    elif mask_type == MT.KEY_SEQUENCE_END_START:
+        mask, additive = np.int32([[90, 40], [3, 39]]), key_mask(B, H, S, T, [3, 39], [90, 40], -10000.0)
+    else:
+        mask = RNG.integers(0, 2, (B, H, S, T)).astype(np.int32)
+        additive = np.where(mask == 0, -10000.0, 0.0)
+    eq, ek, ev = graph.input(q.shape, np.float16), graph.input(k.shape, np.float16), graph.input(v.shape, np.float16)
+    em = graph.input(mask.shape, np.int32)
+    out = dml.multihead_attention(eq, ek, ev, mask=em, head_count=H, mask_type=mask_type)
+    (got,) = run(graph, [out.output], {eq: q, ek: k, ev: v, em: mask})
+    close(got, mha_ref(q, k, v, H, additive_mask=additive)[0], np.float16)
+
+
+def test_float16_head_size_64_stacked_bias_past_and_present(graph):
+    B, S, P, H, hs = 2, 40, 30, 2, 64
+    qkv = rand((B, S, H, 3, hs), np.float16)
+    pk, pv, bias = rand((B, H, P, hs), np.float16), rand((B, H, P, hs), np.float16), rand((3 * H * hs,), np.float16)
+    e, epk, epv, eb = (graph.input(a.shape, np.float16) for a in (qkv, pk, pv, bias))
+    out = dml.multihead_attention(stacked_query_key_value=e, past_key=epk, past_value=epv, bias=eb, head_count=H,
+                                  output_present_key=True, output_present_value=True)
+    got, got_k, got_v = run(graph, out, {e: qkv, epk: pk, epv: pv, eb: bias})
+    q, k, v = (qkv[:, :, :, i].reshape(B, S, H * hs) for i in range(3))
+    want, want_k, want_v = mha_ref(q, k, v, H, bias=bias, past_k=pk, past_v=pv)
+    close(got, want, np.float16)
+    close(got_k, want_k, np.float16)
+    close(got_v, want_v, np.float16)
+
+
 def test_attention_errors(graph):
     q, k, v = graph.input([2, 3, 4]), graph.input([2, 5, 4]), graph.input([2, 5, 6])
     mha = dml.multihead_attention

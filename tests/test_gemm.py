@@ -201,16 +201,18 @@ def test_quantized_linear_matrix_multiply(graph, out_type, per_axis):
     a, b = randint((1, 2, M, K), np.uint8), randint((1, 2, K, N), np.int8)
     a_scale = RNG.uniform(0.01, 0.05, (1, 1, M, 1) if per_axis else (1, 1, 1, 1)).astype(np.float32)
     b_scale = RNG.uniform(0.01, 0.05, (1, 1, 1, N) if per_axis else (1, 1, 1, 1)).astype(np.float32)
-    y_scale = RNG.uniform(0.05, 0.2, (1, 1, M, 1) if per_axis else (1, 1, 1, 1)).astype(np.float32)
     za, zb = randint(a_scale.shape, np.uint8), randint(b_scale.shape, np.int8)
-    zy = randint(y_scale.shape, out_type)
+    acc = integer_product(a, b, za, zb).astype(np.float64)
+    real = acc * (a_scale.astype(np.float64) * b_scale.astype(np.float64))
+    # An output scale that maps the results over about +-100 steps, so that few saturate whatever the data.
+    y_scale = (np.abs(real).max() / 100 * RNG.uniform(0.8, 1.2, (1, 1, M, 1) if per_axis else (1, 1, 1, 1)))
+    y_scale = y_scale.astype(np.float32)
+    zy = (RNG.integers(-20, 20, y_scale.shape) + (128 if out_type == np.uint8 else 0)).astype(out_type)
     arrays = [a, a_scale, b, b_scale, y_scale, za, zb, zy]
     inputs = [graph.input(x.shape, x.dtype) for x in arrays]
     y = dml.quantized_linear_matrix_multiply(*inputs)
     assert y.dtype == out_type
     (got,) = run(graph, [y], dict(zip(inputs, arrays)))
-    acc = integer_product(a, b, za, zb).astype(np.float64)
-    real = acc * (a_scale.astype(np.float64) * b_scale.astype(np.float64))
     want = quantize_ref(real, y_scale.astype(np.float64), zy.astype(np.float64), out_type)
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(got)) > 3  # the data exercises more than saturation

@@ -22,6 +22,14 @@ const KernelTable& kernel_table() {
         register_convolution_kernels(t);
         register_reduce_kernels(t);
         register_data_movement_kernels(t);
+        register_pooling_kernels(t);
+        register_resampling_kernels(t);
+        register_normalization_kernels(t);
+        register_indexing_kernels(t);
+        register_generation_kernels(t);
+        register_recurrent_kernels(t);
+        register_attention_kernels(t);
+        register_quantized_kernels(t);
         return t;
     }();
     return table;
@@ -76,6 +84,11 @@ public:
     }
 
     uint64_t temporary_size() const override { return temporary_size_; }
+    uint64_t persistent_size() const override {
+        uint64_t bytes = 0;
+        for (const Step& s : steps_) bytes += s.kernel->persistent_size();
+        return bytes;
+    }
 
     void execute(std::span<Memory* const> inputs, std::span<Memory* const> outputs) override {
         std::lock_guard lock(device_->stream_mutex());

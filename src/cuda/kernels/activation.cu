@@ -1,6 +1,9 @@
-// Activation kernels: the element-wise activations, softmax / log-softmax / hardmax over a set of axes, and the
-// in-place bias + activation epilogue that GEMM and convolution use when cuBLASLt cannot fuse theirs.
+// Activation kernels: the element-wise activations, parameterized relu, softmax / log-softmax / hardmax over a set
+// of axes, and the in-place bias + activation epilogue that GEMM and convolution use when cuBLASLt cannot fuse theirs.
 #include "../../core/ops/activation.h"
+
+#include <stdexcept>
+
 #include "group.cuh"
 #include "map.cuh"
 
@@ -8,20 +11,61 @@ namespace dml::cuda {
 
 namespace {
 
+// The types the activation builders admit: FLOAT32 and FLOAT16; RELU and PARAMETERIZED_RELU also the signed
+// integers of at most 32 bits. No kernel is compiled for the others.
+template <class F>
+void visit_activation_type(DataType type, F&& f) {
+    visit_type(type, [&]<class T>() {
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, __half> ||
+                      (std::is_signed_v<T> && std::is_integral_v<T> && sizeof(T) <= 4))
+            f.template operator()<T>();
+        else
+            throw std::logic_error("type not admitted by the activation builders");
+    });
+}
+
 template <class T>
 struct ActivationOp {
     T* y;
     const T* x;
     FusedActivation f;
     __device__ void operator()(uint64_t, const int64_t (&off)[2]) const {
-        store(y + off[0], apply_activation(f, load(x + off[1])));
+        const auto v = load(x + off[1]);
+        if constexpr (is_float_v<T>) store(y + off[0], apply_activation(f, v));
+        else store(y + off[0], v > T(0) ? v : T(0));  // integers: RELU only (the builder admits no other)
     }
 };
 
 void launch_activation(const MapKernel<2>& k, const LaunchArgs& a) {
     const FusedActivation& f = k.desc<ActivationDesc>().activation;
-    visit_float_type(k.output_type(), [&]<class T>() {
+    visit_activation_type(k.output_type(), [&]<class T>() {
         k.run(ActivationOp<T>{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]), f}, a, "activation");
+    });
+}
+
+// x if x >= 0 else slope * x; an integer product wraps (two's complement), as the CPU computes it.
+template <class T>
+struct ParameterizedReluOp {
+    T* y;
+    const T* x;
+    const T* slope;
+    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
+        using C = compute_of<T>;
+        const C v = load(x + off[1]), s = load(slope + off[2]);
+        if constexpr (std::is_integral_v<C>) {
+            using U = std::make_unsigned_t<C>;
+            store(y + off[0], v >= C(0) ? v : C(uint64_t(U(s)) * uint64_t(U(v))));
+        } else {
+            store(y + off[0], v >= C(0) ? v : s * v);
+        }
+    }
+};
+
+void launch_parameterized_relu(const MapKernel<3>& k, const LaunchArgs& a) {
+    visit_activation_type(k.output_type(), [&]<class T>() {
+        ParameterizedReluOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]),
+                                  static_cast<const T*>(a.inputs[1])};
+        k.run(op, a, "parameterized relu");
     });
 }
 
@@ -132,8 +176,10 @@ void enqueue_bias_activation(const CudaDevice& device, DataType type, void* y, u
 
 void register_activation_kernels(KernelTable& t) {
     add_kernel<ActivationDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        if (!known_activation(static_cast<const ActivationDesc&>(*n.desc).activation)) unsupported(n);
         return std::make_unique<MapKernel<2>>(n, d, launch_activation);
+    });
+    add_kernel<ParameterizedReluDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        return std::make_unique<MapKernel<3>>(n, d, launch_parameterized_relu);
     });
     add_kernel<SoftmaxDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
         return std::make_unique<SoftmaxKernel>(n, d);

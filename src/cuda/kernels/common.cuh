@@ -111,6 +111,8 @@ struct Indexer {
 
 template <int N>
 Indexer<N> make_indexer(const Sizes& shape, const std::array<std::vector<int64_t>, N>& strides) {
+    if (shape.size() > kMaxDimensions)  // the fallback below indexes the shape as given
+        throw ValueError("the cuda executor indexes at most " + std::to_string(kMaxDimensions) + " dimensions");
     cpu::StridedLoop<N> loop(shape, strides);
     Indexer<N> ix;
     ix.rank = int(loop.sizes.size());
@@ -166,6 +168,9 @@ void for_each(const Indexer<N>& ix, const F& f, int sm_count, cudaStream_t strea
 template <class C>
 __device__ __forceinline__ C apply_activation(const FusedActivation& f, C x) {
     const C a = C(f.alpha), b = C(f.beta);
+    // std::max / std::min as the CPU uses them (a NaN second operand gives the first), not fmax / fmin.
+    auto max_of = [](C p, C q) { return p < q ? q : p; };
+    auto min_of = [](C p, C q) { return q < p ? q : p; };
     switch (f.function) {
         case ActivationFunction::None:
         case ActivationFunction::Identity: return x;
@@ -174,8 +179,8 @@ __device__ __forceinline__ C apply_activation(const FusedActivation& f, C x) {
         case ActivationFunction::Sigmoid: return C(1) / (C(1) + exp(-x));
         case ActivationFunction::Tanh: return tanh(x);
         case ActivationFunction::Elu: return x >= C(0) ? x : a * (exp(x) - C(1));
-        case ActivationFunction::Celu: return fmax(C(0), x) + fmin(C(0), a * (exp(x / a) - C(1)));
-        case ActivationFunction::HardSigmoid: return fmax(C(0), fmin(a * x + b, C(1)));
+        case ActivationFunction::Celu: return max_of(C(0), x) + min_of(C(0), a * (exp(x / a) - C(1)));
+        case ActivationFunction::HardSigmoid: return max_of(C(0), min_of(a * x + b, C(1)));
         case ActivationFunction::Linear: return a * x + b;
         case ActivationFunction::ParametricSoftplus: return a * log1p(exp(b * x));
         case ActivationFunction::ScaledElu: return x > C(0) ? b * x : b * a * (exp(x) - C(1));
@@ -185,6 +190,8 @@ __device__ __forceinline__ C apply_activation(const FusedActivation& f, C x) {
         case ActivationFunction::ThresholdedRelu: return x > a ? x : C(0);
         case ActivationFunction::Shrink: return x < -b ? x + a : (x > b ? x - a : C(0));
         case ActivationFunction::Gelu: return C(0.5) * x * (C(1) + erf(x / C(1.4142135623730951)));
+        case ActivationFunction::Swish: return x / (C(1) + exp(-a * x));
+        case ActivationFunction::HardSwish: return x * max_of(C(0), min_of(a * x + b, C(1)));
     }
     return x;
 }

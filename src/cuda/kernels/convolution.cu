@@ -1,12 +1,17 @@
-// Convolution. Forward convolutions with enough channels run as im2col (our kernel) + a cuBLASLt GEMM per group,
-// batched over images; 1x1 convolutions of packed inputs skip im2col. Everything else (depthwise and small
-// convolutions, backward / transposed ones) runs a direct kernel of ours, one thread per output element, which
-// reads every view through its strides. Spatial dimensions are padded to three (leading 1s), as on the CPU.
+// Convolution. cuDNN (loaded at run time, cudnn.h) runs what it takes: forward convolutions as themselves,
+// backward (transposed) ones as its backward data, with the algorithm measured at compile. Where cuDNN is missing
+// or refuses a case, forward convolutions with enough channels run as im2col (our kernel) + a cuBLASLt GEMM per
+// group, batched over images; 1x1 convolutions of packed inputs skip im2col. Everything else (depthwise and small
+// convolutions, backward ones) runs a direct kernel of ours, one thread per output element, which reads every view
+// through its strides. Spatial dimensions are padded to three (leading 1s), as on the CPU.
 #include "../../core/ops/convolution.h"
 
+#include <array>
+#include <climits>
 #include <numeric>
 
 #include "../cublaslt.h"
+#include "../cudnn.h"
 #include "common.cuh"
 #include "kernel.h"
 
@@ -178,7 +183,6 @@ class ConvolutionKernel : public CudaKernel {
 public:
     ConvolutionKernel(const Node& node, CudaDevice& device)
         : device_(device), desc_(static_cast<const ConvolutionDesc&>(*node.desc)), type_(node.outputs[0].data_type) {
-        if (!known_activation(desc_.fused)) unsupported(node, "with this fused activation");
         const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[1]->desc, &y = node.outputs[0];
         has_bias_ = node.inputs[2].has_value();
         g_ = geometry(desc_, x, w, has_bias_ ? &node.inputs[2]->desc : nullptr, y);
@@ -289,10 +293,210 @@ private:
     uint64_t filter_offset_ = 0, col_offset_ = 0, matmul_offset_ = 0, workspace_ = 0;
 };
 
+// --- cuDNN ---------------------------------------------------------------------------------------------------
+
+// A DirectML [N, C, spatial...] view in cuDNN's terms: 4-D or 5-D, a 1-D convolution getting a height of 1.
+struct Lifted {
+    int rank = 0;
+    int64_t dims[5] = {}, strides[5] = {};
+
+    explicit Lifted(const TensorDesc& t) {
+        const Strides s = t.effective_strides();
+        const bool one_d = t.rank() == 3;
+        rank = one_d ? 4 : int(t.rank());
+        for (int i = 0, j = 0; i < rank; ++i) {
+            const bool inserted = one_d && i == 2;
+            dims[i] = inserted ? 1 : t.sizes[j];
+            strides[i] = inserted ? 0 : s[j];
+            j += !inserted;
+        }
+    }
+    Sizes sizes() const { return Sizes(dims, dims + rank); }
+    std::vector<int64_t> stride_list() const { return std::vector<int64_t>(strides, strides + rank); }
+};
+
+using DimStrides = std::array<int64_t, 5>;
+
+// The strides of `t` where its elements lie in NCHW order (or NHWC: channels innermost) without overlapping, gaps
+// allowed, dimensions of size 1 given the stride a packed tensor would have; nullopt where they do not (zero
+// strides, another order) or pass int. `packed`: the packed strides in that order instead.
+std::optional<DimStrides> layout_strides(const Lifted& t, bool nhwc, bool packed) {
+    DimStrides s{};
+    int64_t span = 1;  // elements spanned by the dimensions inside
+    for (int i = t.rank - 1; i >= 0; --i) {
+        const int d = !nhwc || i == 0 ? i : i == t.rank - 1 ? 1 : i + 1;
+        if (t.dims[d] == 1) {
+            s[d] = span;
+            continue;
+        }
+        s[d] = packed ? span : t.strides[d];
+        if (s[d] < span) return std::nullopt;
+        span = s[d] * t.dims[d];
+        if (span > INT_MAX) return std::nullopt;
+    }
+    return s;
+}
+
+DnnTensor dnn_tensor(const Lifted& t, const DimStrides& s) {
+    DnnTensor d;
+    d.rank = t.rank;
+    for (int i = 0; i < t.rank; ++i) d.dims[i] = int(t.dims[i]), d.strides[i] = int(s[i]);
+    return d;
+}
+
+// The convolution through cuDNN, the input, filter and output in one layout: NHWC where the input is stored so,
+// else NCHW. An NCHW input goes to cuDNN as it is, not transposed by us: cuDNN's NCHW float16 path (which
+// transposes inside where its tensor-core kernels want NHWC) is the one PyTorch's conv2d takes for NCHW tensors,
+// and two transposes of ours would cost about as much. The workspace holds what cuDNN cannot read in place: the
+// filter packed in that layout, the input packed (in neither layout, or padded with zeros where its two ends
+// differ), and the NHWC result, transposed into the NCHW output.
+class CudnnConvolution : public CudaKernel {
+public:
+    // Null where cuDNN is missing or does not take this convolution.
+    static std::unique_ptr<CudaKernel> create(const Node& node, CudaDevice& device) {
+        std::unique_ptr<CudnnConvolution> k(new CudnnConvolution(node, device));
+        if (!k->plan(node, device)) return nullptr;
+        return k;
+    }
+
+    uint64_t workspace_size() const override { return workspace_; }
+
+    void enqueue(const LaunchArgs& a) const override {
+        auto* ws = static_cast<std::byte*>(a.workspace);
+        const void* x = a.inputs[0];
+        const void* w = a.inputs[1];
+        if (x_copy_) {
+            if (x_zero_bytes_) check(cudaMemsetAsync(ws + x_offset_, 0, x_zero_bytes_, a.stream), "cudaMemsetAsync");
+            x_copy_->enqueue(ws + x_offset_, x, a.stream);
+            x = ws + x_offset_;
+        }
+        if (w_pack_) {
+            w_pack_->enqueue(ws + w_offset_, w, a.stream);
+            w = ws + w_offset_;
+        }
+        void* y = y_unpack_ ? ws + y_offset_ : a.outputs[0];
+        dnn_->enqueue(x, w, y, a.inputs[2], ws + dnn_offset_, a.stream);
+        if (y_unpack_) y_unpack_->enqueue(a.outputs[0], y, a.stream);
+    }
+
+private:
+    CudnnConvolution(const Node& node, const CudaDevice& device)
+        : device_(device), type_(node.outputs[0].data_type),
+          act_(static_cast<const ConvolutionDesc&>(*node.desc).fused) {}
+
+    bool plan(const Node& node, CudaDevice& device) {
+        const auto& d = static_cast<const ConvolutionDesc&>(*node.desc);
+        const TensorDesc &xd = node.inputs[0]->desc, &wd = node.inputs[1]->desc, &yd = node.outputs[0];
+        const Lifted x(xd), w(wd), y(yd);
+        const size_t es = element_size(type_);
+        uint64_t ws = 0;
+        auto reserve = [&](uint64_t bytes) {
+            const uint64_t at = ws;
+            ws += (bytes + 255) & ~uint64_t(255);
+            return at;
+        };
+
+        DnnConvProblem p;
+        p.type = type_;
+        p.backward = d.direction == ConvolutionDirection::Backward;
+        p.flip = d.mode == ConvolutionMode::Convolution;
+        p.groups = int(d.group_count);
+        const int spatial = x.rank - 2, lead = spatial - int(xd.rank() - 2);
+        const Lifted& conv_in = p.backward ? y : x;
+        const Lifted& conv_out = p.backward ? x : y;
+        int64_t start[3] = {}, end[3] = {};
+        bool pad_copy = false;
+        for (int i = 0; i < spatial; ++i) {
+            const int j = i - lead;
+            start[i] = j < 0 ? 0 : d.start_padding[j], end[i] = j < 0 ? 0 : d.end_padding[j];
+            const int64_t stride = j < 0 ? 1 : d.strides[j], dilation = j < 0 ? 1 : d.dilations[j];
+            if (start[i] > INT_MAX || stride > INT_MAX || dilation > INT_MAX) return false;
+            p.pad[i] = int(start[i]), p.stride[i] = int(stride), p.dilation[i] = int(dilation);
+            // cuDNN pads both ends by one amount and sizes its output from it. With the start padding the
+            // positions read are ours; the size must be ours too.
+            const int64_t room = conv_in.dims[2 + i] + 2 * start[i] - (w.dims[2 + i] - 1) * dilation - 1;
+            pad_copy = pad_copy || room < 0 || room / stride + 1 != conv_out.dims[2 + i];
+        }
+        // Else a forward convolution reads a copy of x padded with zeros, cuDNN padding nothing; a backward one is
+        // left to our kernels.
+        Lifted padded = x;
+        if (pad_copy) {
+            if (p.backward) return false;
+            for (int i = 0; i < spatial; ++i) padded.dims[2 + i] += start[i] + end[i], p.pad[i] = 0;
+        }
+
+        const bool nhwc = !layout_strides(x, false, false) && layout_strides(x, true, false);
+        std::optional<DimStrides> xs = pad_copy ? std::nullopt : layout_strides(x, nhwc, false);
+        if (!xs) {
+            // A copy of x, packed (NHWC where x is stored so, else NCHW) and zero-padded where asked.
+            if (!(xs = layout_strides(padded, nhwc, true))) return false;
+            uint64_t count = 1;
+            int64_t at = 0;
+            for (int i = 0; i < padded.rank; ++i) count *= uint64_t(padded.dims[i]);
+            for (int i = 0; i < spatial; ++i) at += start[i] * (*xs)[2 + i];
+            x_copy_.emplace(device, x.sizes(), es, std::vector<int64_t>(xs->begin(), xs->begin() + x.rank), at,
+                            x.stride_list(), 0);
+            x_offset_ = reserve(count * es);
+            if (pad_copy) x_zero_bytes_ = count * es;
+        }
+        const std::optional<DimStrides> wp = layout_strides(w, nhwc, true), yp = layout_strides(y, nhwc, true);
+        if (!wp || !yp) return false;
+        if (layout_strides(w, nhwc, false) != wp) {
+            w_pack_.emplace(device, w.sizes(), es, std::vector<int64_t>(wp->begin(), wp->begin() + w.rank), 0,
+                            w.stride_list(), 0);
+            w_offset_ = reserve(wd.element_count() * es);
+        }
+        if (nhwc) {
+            y_unpack_.emplace(device, y.sizes(), es, y.stride_list(), 0,
+                              std::vector<int64_t>(yp->begin(), yp->begin() + y.rank), 0);
+            y_offset_ = reserve(yd.element_count() * es);
+        }
+        p.nhwc = nhwc;
+        p.x = dnn_tensor(padded, *xs);
+        p.y = dnn_tensor(y, *yp);
+        for (int i = 0; i < w.rank; ++i) p.filter[i] = int(w.dims[i]);
+
+        // The bias and activation: inside cuDNN's fused call where it takes them (forward, a packed bias, ReLU
+        // or none) and measures faster, else our epilogue over y as [outer, channels, inner].
+        const bool has_bias = node.inputs[2].has_value();
+        const bool activation = !act_.is_none() && act_.function != ActivationFunction::Identity;
+        bias_stride_ = has_bias ? int64_t(node.inputs[2]->desc.effective_strides()[1]) : 0;
+        channels_ = uint64_t(y.dims[1]);
+        uint64_t image = 1;
+        for (int i = 2; i < y.rank; ++i) image *= uint64_t(y.dims[i]);
+        outer_ = uint64_t(y.dims[0]) * (nhwc ? image : 1);
+        inner_ = nhwc ? 1 : image;
+        p.fuse_bias = !p.backward && has_bias && (bias_stride_ == 1 || channels_ == 1) &&
+                      (!activation || act_.function == ActivationFunction::Relu);
+        p.fuse_relu = p.fuse_bias && activation;
+        DnnEpilogue epilogue;
+        if (has_bias || activation)
+            epilogue = [this](void* out, const void* bias, cudaStream_t stream) {
+                enqueue_bias_activation(device_, type_, out, outer_, channels_, inner_, bias, bias_stride_, act_,
+                                        stream);
+            };
+        dnn_ = DnnConvolution::create(device, p, std::move(epilogue));
+        if (!dnn_) return false;
+        dnn_offset_ = reserve(dnn_->workspace_size());
+        workspace_ = ws;
+        return true;
+    }
+
+    const CudaDevice& device_;
+    DataType type_;
+    FusedActivation act_;
+    int64_t bias_stride_ = 0;
+    uint64_t outer_ = 0, channels_ = 0, inner_ = 0;
+    std::optional<StridedCopy> x_copy_, w_pack_, y_unpack_;
+    std::unique_ptr<DnnConvolution> dnn_;
+    uint64_t x_offset_ = 0, x_zero_bytes_ = 0, w_offset_ = 0, y_offset_ = 0, dnn_offset_ = 0, workspace_ = 0;
+};
+
 }  // namespace
 
 void register_convolution_kernels(KernelTable& t) {
     add_kernel<ConvolutionDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        if (auto k = CudnnConvolution::create(n, d)) return k;
         return std::make_unique<ConvolutionKernel>(n, d);
     });
 }

@@ -1,6 +1,11 @@
-// Slice, join and split, and the strided copy under them (also used for identity and for packing operands):
-// copies that never convert elements, so they move 1-, 2-, 4- or 8-byte words.
+// Data movement (cpu/kernels/data_movement.cpp is the spec), and the strided copy under it (also used for
+// identity and for packing operands): nothing converts elements, so everything moves 1-, 2-, 4- or 8-byte words.
+// Slice, slice_grad, join, split and depth/space are strided copies; padding and tile map each output coordinate
+// to a source coordinate per dimension; reverse_subsequences reads each line's lengths.
 #include "../../core/ops/data_movement.h"
+
+#include <cstring>
+
 #include "common.cuh"
 #include "kernel.h"
 
@@ -15,6 +20,17 @@ struct StridedCopy::State {
 };
 
 namespace {
+
+// Calls f.template operator()<U>() with an unsigned word of `element_size` bytes: these kernels only move elements.
+template <class F>
+void visit_storage(size_t element_size, F&& f) {
+    switch (element_size) {
+        case 1: return f.template operator()<uint8_t>();
+        case 2: return f.template operator()<uint16_t>();
+        case 4: return f.template operator()<uint32_t>();
+        default: return f.template operator()<uint64_t>();
+    }
+}
 
 template <class U>
 struct CopyOp {
@@ -56,51 +72,70 @@ void StridedCopy::enqueue(void* dst, const void* src, cudaStream_t stream) const
               "cudaMemcpyAsync on the device");
         return;
     }
-    auto run = [&]<class U>() {
+    visit_storage(s.element_size, [&]<class U>() {
         for_each<2>(s.ix, CopyOp<U>{reinterpret_cast<U*>(d), reinterpret_cast<const U*>(from)}, s.sm_count, stream,
                     "strided copy");
-    };
-    switch (s.element_size) {
-        case 1: return run.template operator()<uint8_t>();
-        case 2: return run.template operator()<uint16_t>();
-        case 4: return run.template operator()<uint32_t>();
-        default: return run.template operator()<uint64_t>();
-    }
+    });
 }
 
 namespace {
 
-// One strided copy per (input, output) pair the node moves: input `in` to output `out`.
+// One strided copy per (input, output) pair the node moves: input `in` to output `out`, after zeroing the first
+// `zeroed` bytes of output 0 when the copies do not cover it (slice_grad).
 class CopiesKernel : public CudaKernel {
 public:
     struct Part {
         size_t in, out;
         StridedCopy copy;
     };
-    explicit CopiesKernel(std::vector<Part> parts) : parts_(std::move(parts)) {}
+    explicit CopiesKernel(std::vector<Part> parts, uint64_t zeroed = 0) : parts_(std::move(parts)), zeroed_(zeroed) {}
     void enqueue(const LaunchArgs& a) const override {
+        if (zeroed_) check(cudaMemsetAsync(a.outputs[0], 0, zeroed_, a.stream), "cudaMemsetAsync");
         for (const Part& p : parts_) p.copy.enqueue(a.outputs[p.out], a.inputs[p.in], a.stream);
     }
 
 private:
     std::vector<Part> parts_;
+    uint64_t zeroed_;
 };
 
-std::unique_ptr<CudaKernel> make_slice(const Node& node, CudaDevice& device) {
-    const auto& d = static_cast<const SliceDesc&>(*node.desc);
-    const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
-    const std::vector<int64_t> in = signed_strides(x);
-    // A negative stride starts at the window's far end and walks back.
-    int64_t base = 0;
-    std::vector<int64_t> src(in.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-        int64_t start = d.strides[i] > 0 ? d.offsets[i] : int64_t(d.offsets[i]) + d.sizes[i] - 1;
-        base += start * in[i];
-        src[i] = in[i] * d.strides[i];
-    }
+std::unique_ptr<CudaKernel> single_copy(CudaDevice& device, const Sizes& shape, const TensorDesc& y,
+                                        const std::vector<int64_t>& dst, int64_t dst_offset,
+                                        const std::vector<int64_t>& src, int64_t src_offset, uint64_t zeroed = 0) {
     std::vector<CopiesKernel::Part> parts;
-    parts.push_back({0, 0, StridedCopy(device, y.sizes, element_size(y.data_type), signed_strides(y), 0, src, base)});
-    return std::make_unique<CopiesKernel>(std::move(parts));
+    parts.push_back({0, 0, StridedCopy(device, shape, element_size(y.data_type), dst, dst_offset, src, src_offset)});
+    return std::make_unique<CopiesKernel>(std::move(parts), zeroed);
+}
+
+// Where SLICE1's window starts in a tensor of `strides`, and the step of each window dimension there: a negative
+// window stride starts at the window's far end and walks back.
+struct Window {
+    int64_t base = 0;
+    std::vector<int64_t> steps;
+};
+
+Window slice_window(const SliceDesc& d, const std::vector<int64_t>& strides) {
+    Window w;
+    for (size_t i = 0; i < strides.size(); ++i) {
+        int64_t start = d.strides[i] > 0 ? d.offsets[i] : int64_t(d.offsets[i]) + d.sizes[i] - 1;
+        w.base += start * strides[i];
+        w.steps.push_back(strides[i] * d.strides[i]);
+    }
+    return w;
+}
+
+std::unique_ptr<CudaKernel> make_slice(const Node& node, CudaDevice& device) {
+    const TensorDesc& y = node.outputs[0];
+    Window w = slice_window(static_cast<const SliceDesc&>(*node.desc), signed_strides(node.inputs[0]->desc));
+    return single_copy(device, y.sizes, y, signed_strides(y), 0, w.steps, w.base);
+}
+
+// Zeros, then each gradient element written where SLICE1 read it (the window never meets itself).
+std::unique_ptr<CudaKernel> make_slice_grad(const Node& node, CudaDevice& device) {
+    const TensorDesc &dy = node.inputs[0]->desc, &dx = node.outputs[0];
+    Window w = slice_window(static_cast<const SliceGradDesc&>(*node.desc), signed_strides(dx));
+    return single_copy(device, dy.sizes, dx, w.steps, w.base, signed_strides(dy), 0,
+                       dx.element_count() * element_size(dx.data_type));
 }
 
 std::unique_ptr<CudaKernel> make_join(const Node& node, CudaDevice& device) {
@@ -133,12 +168,213 @@ std::unique_ptr<CudaKernel> make_split(const Node& node, CudaDevice& device) {
     return std::make_unique<CopiesKernel>(std::move(parts));
 }
 
+// Both directions walk the space tensor as [N, C, H', blockY, W', blockX] (its rows are (H', blockY) and its
+// columns (W', blockX) flattened) and the depth tensor as [N, depth, H', W'] whose depth is (blockY, blockX, C)
+// for DEPTH_COLUMN_ROW and (C, blockY, blockX) for COLUMN_ROW_DEPTH: one six-dimensional strided copy.
+std::unique_ptr<CudaKernel> make_depth_space(const Node& node, CudaDevice& device) {
+    const auto& d = static_cast<const DepthSpaceDesc&>(*node.desc);
+    const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
+    const TensorDesc &space = d.to_depth ? x : y, &depth = d.to_depth ? y : x;
+    const int64_t b = d.block_size;
+    const Sizes& s = space.sizes;
+    const uint32_t c = s[1], h = uint32_t(s[2] / b), w = uint32_t(s[3] / b);
+    const std::vector<int64_t> sp = signed_strides(space), dp = signed_strides(depth);
+    const Sizes shape = {s[0], c, h, uint32_t(b), w, uint32_t(b)};
+    const std::vector<int64_t> space_strides = {sp[0], sp[1], sp[2] * b, sp[2], sp[3] * b, sp[3]};
+    const int64_t dc = dp[1];  // one step of the depth dimension
+    const std::vector<int64_t> depth_strides =
+        d.order == DepthSpaceOrder::DepthColumnRow
+            ? std::vector<int64_t>{dp[0], dc, dp[2], dc * b * c, dp[3], dc * c}
+            : std::vector<int64_t>{dp[0], dc * b * b, dp[2], dc * b, dp[3], dc};
+    return d.to_depth ? single_copy(device, shape, y, depth_strides, 0, space_strides, 0)
+                      : single_copy(device, shape, y, space_strides, 0, depth_strides, 0);
+}
+
+// PADDING1's source coordinate for output coordinate `o` of a dimension of `n` input elements, or -1 where the
+// constant goes (the CPU kernel's padding_source). REFLECTION and SYMMETRIC fold periodically, so paddings wider
+// than the input are defined too.
+__device__ __forceinline__ int64_t padding_source(PaddingMode mode, int64_t o, int64_t start, int64_t n) {
+    const int64_t p = o - start;
+    if (p >= 0 && p < n) return p;
+    auto mod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
+    switch (mode) {
+        case PaddingMode::Constant: return -1;
+        case PaddingMode::Edge: return p < 0 ? 0 : n - 1;
+        case PaddingMode::Reflection: {
+            if (n == 1) return 0;
+            const int64_t period = 2 * (n - 1), m = mod(p, period);
+            return m < n ? m : period - m;
+        }
+        case PaddingMode::Symmetric: {
+            const int64_t m = mod(p, 2 * n);
+            return m < n ? m : 2 * n - 1 - m;
+        }
+        case PaddingMode::Wrap: return mod(p, n);
+    }
+    return -1;
+}
+
+// Padding (and tile, which is WRAP padding at the end): each output coordinate maps to a source coordinate per
+// dimension. Dimensions of output size 1 are left out (their coordinate is 0 on both sides).
+struct PadMap {
+    PaddingMode mode;
+    int rank = 0;
+    uint32_t out[kMaxDimensions] = {}, in[kMaxDimensions] = {}, start[kMaxDimensions] = {};
+    int64_t stride[kMaxDimensions] = {};  // the input's
+
+    // The source offset of packed output element i, or -1 where the constant goes.
+    template <class I>
+    __device__ __forceinline__ int64_t source(I i) const {
+        int64_t offset = 0;
+        for (int d = rank - 1; d >= 0; --d) {
+            const I q = i / out[d];
+            const int64_t s = padding_source(mode, int64_t(i - q * out[d]), start[d], in[d]);
+            if (s < 0) return -1;
+            offset += s * stride[d];
+            i = q;
+        }
+        return offset;
+    }
+};
+
+template <class U>
+struct PadOp {
+    U* y;
+    const U* x;
+    PadMap map;
+    U value;
+    bool narrow;  // 32-bit division suffices
+    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
+        const int64_t s = narrow ? map.source(uint32_t(i)) : map.source(i);
+        y[i] = s < 0 ? value : x[s];
+    }
+};
+
+class PadKernel : public CudaKernel {
+public:
+    PadKernel(const Node& node, const CudaDevice& device, PaddingMode mode, const std::vector<uint32_t>& start,
+              uint64_t value_bits)
+        : element_size_(element_size(node.outputs[0].data_type)),
+          value_bits_(value_bits),
+          sm_count_(device.sm_count()) {
+        const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
+        const std::vector<int64_t> is = signed_strides(x);
+        map_.mode = mode;
+        for (size_t d = 0; d < y.sizes.size(); ++d) {
+            if (y.sizes[d] == 1) continue;
+            map_.out[map_.rank] = y.sizes[d];
+            map_.in[map_.rank] = x.sizes[d];
+            map_.start[map_.rank] = start[d];
+            map_.stride[map_.rank] = is[d];
+            ++map_.rank;
+        }
+        ix_ = make_indexer<1>(y.sizes, {signed_strides(y)});  // drives the launch: packed, one dimension
+    }
+    void enqueue(const LaunchArgs& a) const override {
+        visit_storage(element_size_, [&]<class U>() {
+            U value;
+            std::memcpy(&value, &value_bits_, sizeof(U));
+            PadOp<U> op{static_cast<U*>(a.outputs[0]), static_cast<const U*>(a.inputs[0]), map_, value,
+                        ix_.count <= UINT32_MAX};
+            for_each<1>(ix_, op, sm_count_, a.stream, "padding");
+        });
+    }
+
+private:
+    size_t element_size_;
+    uint64_t value_bits_;  // the constant, in the element's representation (its first bytes)
+    PadMap map_;
+    Indexer<1> ix_;
+    int sm_count_;
+};
+
+std::unique_ptr<CudaKernel> make_padding(const Node& node, CudaDevice& device) {
+    const auto& d = static_cast<const PaddingDesc&>(*node.desc);
+    uint64_t bits = 0;
+    // The constant as the CPU kernel converts it (only CONSTANT reads it; the builder checked it is exact there).
+    if (d.mode == PaddingMode::Constant)
+        visit_data_type(node.outputs[0].data_type, [&]<class T>() {
+            const T v = T(compute_t<T>(d.value));
+            std::memcpy(&bits, &v, sizeof(T));
+        });
+    return std::make_unique<PadKernel>(node, device, d.mode, d.start, bits);
+}
+
+// Tile as WRAP padding at the end: output coordinate o reads o mod n. (The CPU's [repeats, size] view of twice
+// the rank can pass kMaxDimensions, which a StridedCopy cannot index.)
+std::unique_ptr<CudaKernel> make_tile(const Node& node, CudaDevice& device) {
+    return std::make_unique<PadKernel>(node, device, PaddingMode::Wrap,
+                                       std::vector<uint32_t>(node.outputs[0].sizes.size(), 0), 0);
+}
+
+// Each line along the axis reverses its first `length` elements (clamped to the line, as DirectML does) and
+// copies the rest. Operands: output, input and lengths at the line's start (stride 0 along the axis), and the
+// position along the axis.
+template <class U, class L>
+struct ReverseOp {
+    U* y;
+    const U* x;
+    const L* lengths;
+    uint64_t n;
+    int64_t step;  // the input's along the axis
+    __device__ void operator()(uint64_t, const int64_t (&off)[4]) const {
+        const uint64_t length = lengths[off[2]];
+        const int64_t k = off[3], reversed = int64_t(length < n ? length : n);
+        y[off[0]] = x[off[1] + (k < reversed ? reversed - 1 - k : k) * step];
+    }
+};
+
+class ReverseKernel : public CudaKernel {
+public:
+    ReverseKernel(const Node& node, const CudaDevice& device)
+        : axis_(static_cast<const ReverseSubsequencesDesc&>(*node.desc).axis),
+          element_size_(element_size(node.outputs[0].data_type)),
+          wide_(node.inputs[1]->desc.data_type == DataType::UInt64),
+          sm_count_(device.sm_count()) {
+        const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
+        std::vector<int64_t> is = signed_strides(x), ls = signed_strides(node.inputs[1]->desc),
+                             position(y.sizes.size(), 0);
+        n_ = x.sizes[axis_];
+        step_ = is[axis_];
+        is[axis_] = ls[axis_] = 0;
+        position[axis_] = 1;
+        ix_ = make_indexer<4>(y.sizes, {signed_strides(y), is, ls, position});
+    }
+    void enqueue(const LaunchArgs& a) const override {
+        visit_storage(element_size_, [&]<class U>() {
+            auto run = [&]<class L>() {
+                ReverseOp<U, L> op{static_cast<U*>(a.outputs[0]), static_cast<const U*>(a.inputs[0]),
+                                   static_cast<const L*>(a.inputs[1]), n_, step_};
+                for_each<4>(ix_, op, sm_count_, a.stream, "reverse_subsequences");
+            };
+            if (wide_) run.template operator()<uint64_t>();
+            else run.template operator()<uint32_t>();
+        });
+    }
+
+private:
+    uint32_t axis_;
+    size_t element_size_;
+    bool wide_;  // UINT64 lengths, else UINT32
+    uint64_t n_;
+    int64_t step_;
+    Indexer<4> ix_;
+    int sm_count_;
+};
+
 }  // namespace
 
 void register_data_movement_kernels(KernelTable& t) {
     add_kernel<SliceDesc>(t, make_slice);
+    add_kernel<SliceGradDesc>(t, make_slice_grad);
     add_kernel<JoinDesc>(t, make_join);
     add_kernel<SplitDesc>(t, make_split);
+    add_kernel<PaddingDesc>(t, make_padding);
+    add_kernel<TileDesc>(t, make_tile);
+    add_kernel<DepthSpaceDesc>(t, make_depth_space);
+    add_kernel<ReverseSubsequencesDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        return std::make_unique<ReverseKernel>(n, d);
+    });
 }
 
 }  // namespace dml::cuda

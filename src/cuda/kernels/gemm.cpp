@@ -39,7 +39,6 @@ std::optional<LtMatrix> transposed_operand(const MatrixView& m, bool trans) {
 class GemmKernel : public CudaKernel {
 public:
     GemmKernel(const Node& node, CudaDevice& device) : device_(device), desc_(static_cast<const GemmDesc&>(*node.desc)) {
-        if (!known_activation(desc_.fused)) unsupported(node, "with this fused activation");
         const TensorDesc &a = node.inputs[0]->desc, &b = node.inputs[1]->desc, &y = node.outputs[0];
         type_ = y.data_type;
         es_ = element_size(type_);

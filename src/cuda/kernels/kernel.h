@@ -31,6 +31,8 @@ class CudaKernel {
 public:
     virtual ~CudaKernel() = default;
     virtual uint64_t workspace_size() const { return 0; }
+    // Device memory the kernel object holds for the plan's life (uploaded data, index tables): persistent_size.
+    virtual uint64_t persistent_size() const { return 0; }
     virtual void enqueue(const LaunchArgs& args) const = 0;
 };
 
@@ -46,6 +48,14 @@ void register_gemm_kernels(KernelTable&);
 void register_convolution_kernels(KernelTable&);
 void register_reduce_kernels(KernelTable&);
 void register_data_movement_kernels(KernelTable&);
+void register_pooling_kernels(KernelTable&);
+void register_resampling_kernels(KernelTable&);
+void register_normalization_kernels(KernelTable&);
+void register_indexing_kernels(KernelTable&);
+void register_generation_kernels(KernelTable&);
+void register_recurrent_kernels(KernelTable&);
+void register_attention_kernels(KernelTable&);
+void register_quantized_kernels(KernelTable&);  // integer and quantized GEMM/convolution
 
 // --- building blocks shared by the families ------------------------------------------------------------------
 
@@ -53,8 +63,6 @@ void register_data_movement_kernels(KernelTable&);
 [[noreturn]] inline void unsupported(const Node& node, const std::string& what = "") {
     throw ValueError("the cuda executor has no kernel for " + node.desc->type_name() + (what.empty() ? "" : " " + what));
 }
-// The activations the kernels implement (apply_activation in common.cuh).
-inline bool known_activation(const FusedActivation& f) { return int(f.function) <= int(ActivationFunction::Gelu); }
 
 // The element strides a view is addressed with, signed (slices walk backwards).
 inline std::vector<int64_t> signed_strides(const TensorDesc& d) {

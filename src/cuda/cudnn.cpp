@@ -1,0 +1,341 @@
+#include "cudnn.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../core/errors.h"
+#include "cuda_device.h"
+
+namespace dml::cuda {
+
+namespace {
+
+// cuDNN's values (cudnn_graph.h, cudnn_ops.h).
+constexpr int32_t kFloat = 0, kDouble = 1, kHalf = 2;                           // cudnnDataType_t
+constexpr int32_t kNchw = 0, kNhwc = 1;                                         // cudnnTensorFormat_t
+constexpr int32_t kConvolution = 0, kCrossCorrelation = 1;                      // cudnnConvolutionMode_t
+constexpr int32_t kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;            // cudnnMathType_t
+constexpr int32_t kActivationRelu = 1, kActivationIdentity = 5;                 // cudnnActivationMode_t
+constexpr int32_t kNotPropagateNan = 0;                                         // cudnnNanPropagation_t
+constexpr int32_t kImplicitPrecompGemm = 1;                                     // cudnnConvolutionFwdAlgo_t
+// The workspace Find offers an algorithm: those wanting more (explicit GEMM, FFT on large images) are not taken.
+constexpr uint64_t kMaxWorkspace = 256ull << 20;
+
+// The folder holding this shared object (directml/ when installed): pip's nvidia-cudnn lies beside it.
+std::filesystem::path own_folder() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&own_folder), &info) && info.dli_fname)
+        return std::filesystem::path(info.dli_fname).parent_path();
+    return {};
+}
+
+// Where cuDNN may be, best first.
+std::vector<std::string> search_path() {
+    constexpr const char* kName = "libcudnn.so.9";
+    if (const char* env = std::getenv("DIRECTML_CUDNN_PATH"); env && *env) {
+        std::filesystem::path p(env);
+        return {std::filesystem::is_directory(p) ? (p / kName).string() : p.string()};
+    }
+    // libcudnn.so.9 finds its sub-libraries (libcudnn_cnn.so.9, ...) beside itself, and they find pip's cuBLAS.
+    std::vector<std::string> c = {kName};
+    if (const std::filesystem::path here = own_folder(); !here.empty())
+        c.push_back((here.parent_path() / "nvidia/cudnn/lib" / kName).string());
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char* root = std::getenv(var); root && *root)
+            c.push_back((std::filesystem::path(root) / "lib64" / kName).string());
+    c.push_back(std::string("/usr/local/cuda/lib64/") + kName);
+    return c;
+}
+
+std::unique_ptr<Cudnn> open_cudnn() {
+    void* h = nullptr;
+    for (const std::string& c : search_path())
+        if ((h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    if (!h) return nullptr;
+    auto lib = std::make_unique<Cudnn>();
+    bool complete = true;
+    auto sym = [&](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+        complete = complete && fn;
+    };
+    sym(lib->error_string, "cudnnGetErrorString");
+    sym(lib->create, "cudnnCreate");
+    sym(lib->set_stream, "cudnnSetStream");
+    sym(lib->tensor_create, "cudnnCreateTensorDescriptor");
+    sym(lib->tensor_destroy, "cudnnDestroyTensorDescriptor");
+    sym(lib->tensor_set, "cudnnSetTensorNdDescriptor");
+    sym(lib->filter_create, "cudnnCreateFilterDescriptor");
+    sym(lib->filter_destroy, "cudnnDestroyFilterDescriptor");
+    sym(lib->filter_set, "cudnnSetFilterNdDescriptor");
+    sym(lib->conv_create, "cudnnCreateConvolutionDescriptor");
+    sym(lib->conv_destroy, "cudnnDestroyConvolutionDescriptor");
+    sym(lib->conv_set, "cudnnSetConvolutionNdDescriptor");
+    sym(lib->conv_set_groups, "cudnnSetConvolutionGroupCount");
+    sym(lib->conv_set_math, "cudnnSetConvolutionMathType");
+    sym(lib->activation_create, "cudnnCreateActivationDescriptor");
+    sym(lib->activation_destroy, "cudnnDestroyActivationDescriptor");
+    sym(lib->activation_set, "cudnnSetActivationDescriptor");
+    sym(lib->forward_count, "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    sym(lib->find_forward, "cudnnFindConvolutionForwardAlgorithmEx");
+    sym(lib->forward, "cudnnConvolutionForward");
+    sym(lib->bias_activation_forward, "cudnnConvolutionBiasActivationForward");
+    sym(lib->backward_data_count, "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+    sym(lib->find_backward_data, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    sym(lib->backward_data, "cudnnConvolutionBackwardData");
+    return complete ? std::move(lib) : nullptr;
+}
+
+// A cuDNN call failed at compile: the convolution is left to the caller's kernels.
+struct Refused {};
+void need(dnn::Status s) {
+    if (s != 0) throw Refused{};
+}
+
+// Milliseconds per run of `f` on `stream`, after a first run that is not counted.
+float time_ms(cudaStream_t stream, const std::function<void()>& f) {
+    struct Events {
+        cudaEvent_t start = nullptr, stop = nullptr;
+        ~Events() {
+            if (start) cudaEventDestroy(start);
+            if (stop) cudaEventDestroy(stop);
+        }
+    } e;
+    constexpr int kRuns = 5;
+    f();
+    check(cudaEventCreate(&e.start), "cudaEventCreate");
+    check(cudaEventCreate(&e.stop), "cudaEventCreate");
+    check(cudaEventRecord(e.start, stream), "cudaEventRecord");
+    for (int i = 0; i < kRuns; ++i) f();
+    check(cudaEventRecord(e.stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(e.stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e.start, e.stop), "cudaEventElapsedTime");
+    return ms / kRuns;
+}
+
+}  // namespace
+
+const Cudnn* load_cudnn() {
+    // Kept for the process, never closed nor freed: kernels may be destroyed as late as static destructors run.
+    static const Cudnn* const lib = open_cudnn().release();
+    return lib;
+}
+
+// A handle of one device and the mutex held by whoever sets its stream and calls with it.
+struct DnnConvolution::Handle {
+    dnn::Handle handle = nullptr;
+    std::mutex mutex;
+};
+
+DnnConvolution::DnnConvolution(const Cudnn& lib, Handle& handle, const DnnConvProblem& p, DnnEpilogue epilogue)
+    : lib_(lib), handle_(handle), p_(p), epilogue_(std::move(epilogue)) {}
+
+DnnConvolution::~DnnConvolution() {
+    for (dnn::TensorDesc t : {x_, y_, bias_})
+        if (t) lib_.tensor_destroy(t);
+    if (w_) lib_.filter_destroy(w_);
+    if (conv_) lib_.conv_destroy(conv_);
+    if (act_) lib_.activation_destroy(act_);
+}
+
+std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const DnnConvProblem& p,
+                                                       DnnEpilogue epilogue) {
+    const Cudnn* lib = load_cudnn();
+    if (!lib) return nullptr;
+    // One handle per device for the process (creating one costs milliseconds and some device memory), never
+    // destroyed, as the library; a device where cudnnCreate fails is remembered as one without cuDNN.
+    static std::mutex handles_mutex;
+    static auto& handles = *new std::unordered_map<int, std::unique_ptr<Handle>>;
+    Handle* handle;
+    {
+        std::lock_guard lock(handles_mutex);
+        auto [it, inserted] = handles.try_emplace(device.index());
+        if (inserted) {
+            DeviceGuard guard(device.index());
+            auto h = std::make_unique<Handle>();
+            if (lib->create(&h->handle) == 0) it->second = std::move(h);
+        }
+        handle = it->second.get();
+    }
+    if (!handle) return nullptr;
+    std::unique_ptr<DnnConvolution> c(new DnnConvolution(*lib, *handle, p, std::move(epilogue)));
+    // Choices by device and problem; none where cuDNN has no algorithm for it.
+    static std::mutex chosen_mutex;
+    static std::map<std::vector<int64_t>, std::optional<Choice>> chosen;
+    std::vector<int64_t> key = {device.index(), int64_t(p.type), p.backward, p.flip, p.nhwc, p.groups, p.x.rank,
+                                p.fuse_bias, p.fuse_relu};
+    for (const DnnTensor* t : {&p.x, &p.y})
+        for (int i = 0; i < t->rank; ++i) key.insert(key.end(), {t->dims[i], t->strides[i]});
+    for (int i = 0; i < p.x.rank; ++i) key.push_back(p.filter[i]);
+    for (int i = 0; i + 2 < p.x.rank; ++i) key.insert(key.end(), {p.pad[i], p.stride[i], p.dilation[i]});
+    try {
+        c->describe();
+        std::optional<Choice> choice;
+        bool known;
+        {
+            std::lock_guard lock(chosen_mutex);
+            auto it = chosen.find(key);
+            known = it != chosen.end();
+            if (known) choice = it->second;
+        }
+        if (!known) {
+            choice = c->measure(device);
+            std::lock_guard lock(chosen_mutex);
+            chosen.emplace(key, choice);
+        }
+        if (!choice) return nullptr;
+        c->apply(*choice);
+    } catch (const Refused&) {
+        cudaGetLastError();  // what a refused call may have left
+        return nullptr;
+    } catch (const OutOfDeviceMemory&) {
+        return nullptr;  // no room for Find's scratch buffers: our kernels need less
+    }
+    return c;
+}
+
+void DnnConvolution::describe() {
+    const DnnConvProblem& p = p_;
+    const bool f64 = p.type == DataType::Float64;
+    const int32_t type = f64 ? kDouble : p.type == DataType::Float16 ? kHalf : kFloat;
+    need(lib_.tensor_create(&x_));
+    need(lib_.tensor_set(x_, type, p.x.rank, p.x.dims, p.x.strides));
+    need(lib_.tensor_create(&y_));
+    need(lib_.tensor_set(y_, type, p.y.rank, p.y.dims, p.y.strides));
+    need(lib_.filter_create(&w_));
+    need(lib_.filter_set(w_, type, p.nhwc ? kNhwc : kNchw, p.x.rank, p.filter));
+    need(lib_.conv_create(&conv_));
+    // float16 accumulates in float32 (cuDNN's PSEUDO_HALF_CONFIG), as the CPU does.
+    need(lib_.conv_set(conv_, p.x.rank - 2, p.pad, p.stride, p.dilation, p.flip ? kConvolution : kCrossCorrelation,
+                       f64 ? kDouble : kFloat));
+    if (p.groups > 1) need(lib_.conv_set_groups(conv_, p.groups));
+    // Tensor cores for float16; float32 keeps to FMA math, as our GEMMs do: TF32's 10-bit mantissa is far from
+    // the float32 results the CPU executor gives.
+    need(lib_.conv_set_math(conv_, p.type == DataType::Float16 ? kTensorOpMath : f64 ? kDefaultMath : kFmaMath));
+    if (p.fuse_bias) {
+        const int channels = p.y.dims[1];
+        int dims[5] = {1, channels, 1, 1, 1}, strides[5] = {channels, 1, 1, 1, 1};
+        need(lib_.tensor_create(&bias_));
+        need(lib_.tensor_set(bias_, type, p.y.rank, dims, strides));
+        need(lib_.activation_create(&act_));
+        need(lib_.activation_set(act_, p.fuse_relu ? kActivationRelu : kActivationIdentity, kNotPropagateNan, 0.0));
+    }
+}
+
+void DnnConvolution::apply(const Choice& c) {
+    // cuDNN picks kernels by the algorithm and the descriptor's math type together: set the one Find measured.
+    need(lib_.conv_set_math(conv_, c.math));
+    choice_ = c;
+}
+
+std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device) {
+    const DnnConvProblem& p = p_;
+    // Find runs every algorithm on scratch buffers (zeros) on the device's stream, which we hold meanwhile.
+    std::lock_guard stream_lock(device.stream_mutex());
+    std::lock_guard handle_lock(handle_.mutex);
+    DeviceGuard guard(device.index());
+    const cudaStream_t stream = device.stream();
+    need(lib_.set_stream(handle_.handle, stream));
+    const size_t es = element_size(p.type);
+    auto elements = [](const DnnTensor& t) {  // one past the last addressed
+        int64_t e = 1;
+        for (int i = 0; i < t.rank; ++i) e += int64_t(t.dims[i] - 1) * t.strides[i];
+        return uint64_t(e);
+    };
+    uint64_t filter_elements = 1;
+    for (int i = 0; i < p.x.rank; ++i) filter_elements *= uint64_t(p.filter[i]);
+    // Separate blocks, so that the device's caching pool hands them (the workspace above all) to the next
+    // convolution measured rather than keeping one block of every size.
+    std::vector<std::shared_ptr<Memory>> held;
+    auto zeros = [&](uint64_t bytes) {
+        held.push_back(device.allocate(bytes));
+        check(cudaMemsetAsync(held.back()->data, 0, bytes, stream), "cudaMemsetAsync");
+        return held.back()->data;
+    };
+    void* x = zeros(elements(p.x) * es);
+    void* w = zeros(filter_elements * es);
+    void* y = zeros(elements(p.y) * es);
+    void* bias = zeros(uint64_t(p.y.dims[1]) * es);
+    void* ws = held.emplace_back(device.allocate(kMaxWorkspace))->data;
+
+    int count = 0;
+    need((p.backward ? lib_.backward_data_count : lib_.forward_count)(handle_.handle, &count));
+    std::vector<dnn::AlgoPerf> perf(size_t(std::max(count, 1)));
+    int returned = 0;
+    need(p.backward ? lib_.find_backward_data(handle_.handle, w_, w, x_, x, conv_, y_, y, int(perf.size()), &returned,
+                                              perf.data(), ws, kMaxWorkspace)
+                    : lib_.find_forward(handle_.handle, x_, x, w_, w, conv_, y_, y, int(perf.size()), &returned,
+                                        perf.data(), ws, kMaxWorkspace));
+    // Fastest first. Find may answer with other math types than the descriptor's: float32 takes only FMA ones.
+    std::vector<Choice> usable;
+    for (int i = 0; i < returned; ++i)
+        if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace &&
+            (p.type != DataType::Float32 || perf[i].math_type == kFmaMath))
+            usable.push_back({perf[i].algo, perf[i].math_type, perf[i].memory, false});
+    if (usable.empty()) return std::nullopt;
+    Choice best = usable[0];
+    if (p.fuse_bias) {
+        // cuDNN fuses ReLU with some algorithms, the identity only with IMPLICIT_PRECOMP_GEMM: the fastest that
+        // takes the fusion must beat the fastest convolution followed by our epilogue.
+        apply(best);
+        const float plain = time_ms(stream, [&] {
+            need(run(x, w, y, bias, ws));
+            if (epilogue_) epilogue_(y, bias, stream);
+        });
+        for (Choice c : usable) {
+            if (!p.fuse_relu && c.algo != kImplicitPrecompGemm) continue;
+            c.fused = true;
+            apply(c);
+            if (run(x, w, y, bias, ws) != 0) {
+                cudaGetLastError();  // what a refused call may have left
+                continue;
+            }
+            if (time_ms(stream, [&] { need(run(x, w, y, bias, ws)); }) <= plain) best = c;
+            break;
+        }
+    }
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after cudnnFind");
+    return best;
+}
+
+dnn::Status DnnConvolution::run(const void* x, const void* w, void* y, const void* bias, void* workspace) const {
+    const float one32 = 1, zero32 = 0;
+    const double one64 = 1, zero64 = 0;
+    const bool f64 = p_.type == DataType::Float64;  // cuDNN's scaling factors are double for double, else float
+    const void* one = f64 ? static_cast<const void*>(&one64) : &one32;
+    const void* zero = f64 ? static_cast<const void*>(&zero64) : &zero32;
+    const dnn::Handle h = handle_.handle;
+    // The fused call adds alpha2 * z: with alpha2 0, z (here y) is not read, as PyTorch relies on too.
+    const Choice& c = choice_;
+    if (c.fused)
+        return lib_.bias_activation_forward(h, one, x_, x, w_, w, conv_, c.algo, workspace, c.workspace, zero, y_, y,
+                                            bias_, bias, act_, y_, y);
+    if (p_.backward)
+        return lib_.backward_data(h, one, w_, w, x_, x, conv_, c.algo, workspace, c.workspace, zero, y_, y);
+    return lib_.forward(h, one, x_, x, w_, w, conv_, c.algo, workspace, c.workspace, zero, y_, y);
+}
+
+void DnnConvolution::enqueue(const void* x, const void* w, void* y, const void* bias, void* workspace,
+                             cudaStream_t stream) const {
+    {
+        // Legacy cuDNN calls are captured into a CUDA graph when the handle's stream is the capturing one.
+        std::lock_guard lock(handle_.mutex);
+        dnn::Status s = lib_.set_stream(handle_.handle, stream);
+        if (s == 0) s = run(x, w, y, bias, workspace);
+        if (s != 0) {
+            const char* name = lib_.error_string(s);
+            const std::string code = name ? name : "CUDNN_STATUS_" + std::to_string(s);
+            throw DeviceError(code, "cuDNN: the convolution failed: " + code);
+        }
+    }
+    if (!choice_.fused && epilogue_) epilogue_(y, bias, stream);
+}
+
+}  // namespace dml::cuda

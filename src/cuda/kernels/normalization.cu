@@ -1,0 +1,708 @@
+// Normalization on CUDA: batch normalization (inference, training, both gradients), mean variance normalization
+// (instance, layer and group normalization in practice) and local response normalization, with the CPU kernels'
+// semantics (cpu/kernels/normalization.cpp) in float rather than double.
+//
+// The normalizations over groups (MVN, batch normalization training and its gradients) share one kernel: a team
+// of threads takes a group, or a chunk of a large one, holds its elements in registers, reduces them and writes
+// the outputs from those registers, so that a group that fits is read once and written once. Larger groups take
+// two launches: partial statistics per chunk into the workspace, then each chunk combines its group's partials
+// (in a fixed order: deterministic) and normalizes. Where the streamed operands are contiguous along the
+// innermost dimension they move in 16-byte vectors.
+#include "../../core/ops/normalization.h"
+
+#include <algorithm>
+
+#include "group.cuh"
+
+namespace dml::cuda {
+
+namespace {
+
+// The builders admit FLOAT32 and FLOAT16 only.
+template <class F>
+void visit_float16_32(DataType type, F&& f) {
+    if (type == DataType::Float16) f.template operator()<__half>();
+    else f.template operator()<float>();
+}
+
+// Input k's view, or null for an optional input left out (or k < 0: none).
+const TensorDesc* input_desc(const Node& node, int k) {
+    return k >= 0 && size_t(k) < node.inputs.size() && node.inputs[k] ? &node.inputs[k]->desc : nullptr;
+}
+
+template <class T> const T* input_ptr(const LaunchArgs& a, int k) {
+    return k >= 0 && size_t(k) < a.inputs.size() ? static_cast<const T*>(a.inputs[k]) : nullptr;
+}
+
+// The element strides of `t` viewed at `sizes`: its size-1 dimensions broadcast (stride 0); all zero for an
+// absent optional operand, which is never read.
+std::vector<int64_t> strides_at(const TensorDesc* t, const Sizes& sizes) {
+    std::vector<int64_t> s(sizes.size(), 0);
+    if (!t) return s;
+    const Strides st = t->effective_strides();
+    for (size_t d = 0; d < sizes.size(); ++d) s[d] = t->sizes[d] == sizes[d] ? int64_t(st[d]) : 0;
+    return s;
+}
+
+// Dimensions the training operators reduce: those where the per-channel tensor is 1 and the input is not.
+std::vector<bool> broadcast_dims(const TensorDesc& input, const TensorDesc& stats) {
+    std::vector<bool> r(input.rank());
+    for (size_t d = 0; d < input.rank(); ++d) r[d] = stats.sizes[d] == 1 && input.sizes[d] != 1;
+    return r;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// --- 16-byte vectors -----------------------------------------------------------------------------------------
+
+template <class T> constexpr int kVec = int(16 / sizeof(T));
+
+template <int VEC, class T>
+__device__ __forceinline__ void load_vec(const T* p, float (&v)[VEC]) {
+    if constexpr (VEC == 1) {
+        v[0] = float(load(p));
+    } else if constexpr (std::is_same_v<T, __half>) {
+        static_assert(VEC == 8);
+        const uint4 raw = *reinterpret_cast<const uint4*>(p);
+        const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const float2 f = __half22float2(h[i]);
+            v[2 * i] = f.x, v[2 * i + 1] = f.y;
+        }
+    } else {
+        static_assert(VEC == 4 && std::is_same_v<T, float>);
+        const float4 f = *reinterpret_cast<const float4*>(p);
+        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    }
+}
+
+template <int VEC, class T>
+__device__ __forceinline__ void store_vec(T* p, const float (&v)[VEC]) {
+    if constexpr (VEC == 1) {
+        store(p, v[0]);
+    } else if constexpr (std::is_same_v<T, __half>) {
+        uint4 raw;
+        __half2* h = reinterpret_cast<__half2*>(&raw);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+        *reinterpret_cast<uint4*>(p) = raw;
+    } else {
+        *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+// Operand k's strides in `ix` are multiples of vec, the innermost `skip` dimensions left out.
+template <int N>
+bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
+    for (int d = 0; d + skip < ix.rank; ++d)
+        if (ix.strides[k][d] % vec) return false;
+    return true;
+}
+
+// --- normalizations over groups --------------------------------------------------------------------------------
+
+constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
+constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
+
+// Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
+struct Triple {
+    float a, b, c;
+};
+__device__ __forceinline__ Triple shuffle_xor(Triple v, int m) {
+    return {__shfl_xor_sync(0xffffffffu, v.a, m), __shfl_xor_sync(0xffffffffu, v.b, m),
+            __shfl_xor_sync(0xffffffffu, v.c, m)};
+}
+
+template <int N>
+struct Groups {
+    Indexer<N> outer;  // group g -> offsets of its first element in every operand
+    Indexer<N> inner;  // element e of a group -> offsets from the group's first element
+    uint64_t size;     // elements per group
+    uint64_t chunk;    // elements per work item: the whole group, or a multiple of the vector width
+    uint64_t chunks;   // work items per group
+    int64_t last[N];   // strides along the innermost inner dimension: the elements of a vector step by them
+};
+
+// How a node's groups run, settled at compile.
+template <int N>
+struct GroupPlan {
+    Groups<N> g;
+    int team;
+    bool vectors;  // the streams' layout allows vectors (their addresses are checked at dispatch)
+
+    uint64_t workspace() const { return g.chunks > 1 ? g.outer.count * g.chunks * sizeof(Triple) : 0; }
+};
+
+// Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
+// the operands read or written element by element in full. The narrowest team holding a whole group takes it
+// (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
+// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
+template <int N>
+GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
+                         const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
+                         std::initializer_list<int> streams) {
+    Sizes outer_sizes, inner_sizes;
+    std::array<std::vector<int64_t>, N> outer, inner;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+        (reduced[d] ? inner_sizes : outer_sizes).push_back(sizes[d]);
+        for (int k = 0; k < N; ++k) (reduced[d] ? inner : outer)[k].push_back(strides[k][d]);
+    }
+    auto fill = [](Sizes& s, std::array<std::vector<int64_t>, N>& st) {  // no dimension: one of size 1
+        if (!s.empty()) return;
+        s = {1};
+        for (auto& v : st) v = {0};
+    };
+    fill(outer_sizes, outer);
+    fill(inner_sizes, inner);
+    GroupPlan<N> p{};
+    Groups<N>& g = p.g;
+    g.outer = make_indexer<N>(outer_sizes, outer);
+    g.inner = make_indexer<N>(inner_sizes, inner);
+    g.size = g.inner.count;
+    for (int k = 0; k < N; ++k) g.last[k] = g.inner.strides[k][g.inner.rank - 1];
+    // Vectors never straddle the innermost dimension (its size is a multiple of theirs, as is every chunk).
+    const int vec = type == DataType::Float16 ? kVec<__half> : kVec<float>;
+    p.vectors = g.inner.sizes[g.inner.rank - 1] % vec == 0;
+    for (int k : streams)
+        p.vectors = p.vectors && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
+                    strides_multiple(g.inner, k, vec, 1);
+    wide = wide && p.vectors;
+    p.team = 0;
+    for (int team : {32, 64, 128, 256, 512, 1024})
+        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
+            p.team = team;
+            g.chunk = g.size, g.chunks = 1;
+            break;
+        }
+    if (!p.team) {
+        p.team = kChunkTeam;
+        g.chunk = uint64_t(kChunkTeam) * kHeld;
+        g.chunks = (g.size + g.chunk - 1) / g.chunk;
+    }
+    return p;
+}
+
+enum class Pass { Whole, Partials, Apply };
+
+// Work item i is chunk i % chunks of group i / chunks, taken by a team of TEAM threads (a block, or a warp of a
+// block of eight). Thread `lane` holds vectors lane, lane + TEAM, ... of its chunk. Whole: reduce the group and
+// write it. Partials: reduce the chunk into partials[i]. Apply: combine the group's partials and write the chunk.
+// Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
+// which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
+// g's element is at g).
+template <class Op, int TEAM, int VEC>
+__global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
+    group_norm_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
+    constexpr int N = Op::N, ITEMS = kHeld / VEC;
+    const unsigned lane = threadIdx.x;
+    const uint64_t items = g.outer.count * g.chunks;
+    for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
+         item += uint64_t(gridDim.x) * blockDim.y) {
+        const uint64_t group = item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
+        const uint64_t end = min(g.size, begin + g.chunk);
+        int64_t base[N];
+        g.outer.offsets(group, base);
+        // The offsets of this thread's vector k in every operand; false past the chunk.
+        auto at = [&](int k, int64_t(&off)[N]) {
+            const uint64_t e = begin + (lane + uint64_t(k) * TEAM) * VEC;
+            if (e >= end) return false;
+            g.inner.offsets(e, off);
+#pragma unroll
+            for (int i = 0; i < N; ++i) off[i] += base[i];
+            return true;
+        };
+        float v[ITEMS][Op::kStreams][VEC];
+        int held = 0;  // vectors held: a prefix of 0 .. ITEMS - 1
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            int64_t off[N];
+            if (at(k, off)) {
+                op.template gather<VEC>(off, v[k]);
+                held = k + 1;
+            }
+        }
+        Triple total;
+        if (pass == Pass::Apply) {
+            Triple t{0.0f, 0.0f, 0.0f};
+            for (uint64_t j = lane; j < g.chunks; j += TEAM) t = Op::combine(t, partials[group * g.chunks + j]);
+            total = team_reduce<TEAM>(t, [](Triple p, Triple q) { return Op::combine(p, q); });
+        } else {
+            total = op.template reduce<TEAM>(v, held, end - begin, base);
+            if (pass == Pass::Partials) {
+                if (lane == 0) partials[item] = total;
+                continue;
+            }
+        }
+        const typename Op::Coef c = op.finish(total, base, group, g.size, begin == 0 && lane == 0);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            int64_t off[N];
+            if (k < held && at(k, off)) op.template emit<VEC>(off, g.last, v[k], c);
+        }
+    }
+}
+
+template <class Op, int TEAM, int VEC>
+void launch_pass(const Groups<Op::N>& g, const Op& op, Pass pass, Triple* ws, int sm_count, cudaStream_t stream) {
+    constexpr unsigned per_block = TEAM == 32 ? 8 : 1;
+    const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
+    const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
+    group_norm_kernel<Op, TEAM, VEC><<<blocks, dim3(TEAM, per_block), 0, stream>>>(g, op, pass, ws);
+    check_launch("normalization");
+}
+
+template <class Op, int TEAM, int VEC>
+void launch_passes(const Groups<Op::N>& g, const Op& op, Triple* ws, int sm_count, cudaStream_t stream) {
+    if (g.chunks == 1) return launch_pass<Op, TEAM, VEC>(g, op, Pass::Whole, ws, sm_count, stream);
+    launch_pass<Op, TEAM, VEC>(g, op, Pass::Partials, ws, sm_count, stream);
+    launch_pass<Op, TEAM, VEC>(g, op, Pass::Apply, ws, sm_count, stream);
+}
+
+template <class Op, int VEC>
+void launch_team(const GroupPlan<Op::N>& p, const Op& op, Triple* ws, int sm_count, cudaStream_t stream) {
+    switch (p.team) {
+        case 32: return launch_passes<Op, 32, VEC>(p.g, op, ws, sm_count, stream);
+        case 256: return launch_passes<Op, 256, VEC>(p.g, op, ws, sm_count, stream);
+        default: break;
+    }
+    if constexpr (Op::kWide) {
+        switch (p.team) {
+            case 64: return launch_passes<Op, 64, VEC>(p.g, op, ws, sm_count, stream);
+            case 128: return launch_passes<Op, 128, VEC>(p.g, op, ws, sm_count, stream);
+            case 512: return launch_passes<Op, 512, VEC>(p.g, op, ws, sm_count, stream);
+            case 1024: return launch_passes<Op, 1024, VEC>(p.g, op, ws, sm_count, stream);
+            default: break;
+        }
+    }
+}
+
+// Runs the plan; `aligned`: the streams' addresses allow vectors.
+template <class Op>
+void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream) {
+    auto* partials = static_cast<Triple*>(ws);
+    if (p.vectors && aligned) launch_team<Op, kVec<typename Op::Type>>(p, op, partials, sm_count, stream);
+    else launch_team<Op, 1>(p, op, partials, sm_count, stream);
+}
+
+// MEAN_VARIANCE_NORMALIZATION1 and BATCH_NORMALIZATION_TRAINING: y = act(scale * (x - mean) / sqrt(var + eps) +
+// bias + add) over each group (MVN without normalize_variance leaves out the division); training also writes each
+// group's mean and (population) variance. A chunk's statistics are its mean and sum of squared deviations, from the
+// registers in two passes; chunks combine as Chan et al.
+template <class T>
+struct NormalizeOp {
+    using Type = T;
+    enum { X, Y, Scale, Bias, Add, N };
+    static constexpr int kStreams = 1;
+    static constexpr bool kWide = true;
+    struct Coef {
+        float mean, inv_std;
+    };
+
+    const T* x;
+    T* y;
+    const T *scale, *bias, *add;  // each optional
+    T *mean, *variance;           // both or neither
+    float epsilon;
+    bool normalize_variance;
+    FusedActivation act;
+
+    // (count, mean, sum of squared deviations)
+    static __device__ Triple combine(Triple p, Triple q) {
+        const float n = p.a + q.a;
+        if (n == 0.0f) return p;
+        const float d = q.b - p.b, f = q.a / n;
+        return {n, p.b + d * f, p.c + q.c + d * d * p.a * f};
+    }
+
+    template <int VEC>
+    __device__ void gather(const int64_t (&at)[N], float (&v)[1][VEC]) const {
+        load_vec<VEC>(x + at[X], v[0]);
+    }
+
+    template <int TEAM, int ITEMS, int VEC>
+    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t count, const int64_t (&)[N]) const {
+        auto sum = [](float p, float q) { return p + q; };
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (k < held)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) s += v[k][0][j];
+        const float n = float(count), m = team_reduce<TEAM>(s, sum) / n;
+        float sq = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (k < held)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) sq += (v[k][0][j] - m) * (v[k][0][j] - m);
+        return {n, m, team_reduce<TEAM>(sq, sum)};
+    }
+
+    __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t group, uint64_t, bool write) const {
+        const float var = t.c / t.a;
+        if (write && mean) {
+            store(mean + group, t.b);
+            store(variance + group, var);
+        }
+        return {t.b, normalize_variance ? 1.0f / sqrtf(var + epsilon) : 1.0f};
+    }
+
+    template <int VEC>
+    __device__ void emit(const int64_t (&at)[N], const int64_t (&last)[N], const float (&v)[1][VEC], Coef c) const {
+        float out[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+            float r = (v[0][j] - c.mean) * c.inv_std;
+            if (scale) r *= load(scale + at[Scale] + j * last[Scale]);
+            if (bias) r += load(bias + at[Bias] + j * last[Bias]);
+            if (add) r += load(add + at[Add] + j * last[Add]);
+            out[j] = apply_activation(act, r);
+        }
+        store_vec<VEC>(y + at[Y], out);
+    }
+};
+
+// BATCH_NORMALIZATION_GRAD and _TRAINING_GRAD. Per group, with the mean operand m: sums of dy, dy * (x - m) and
+// x - m. The scale gradient is sum(dy (x - m)) / sqrt(var + eps), the bias gradient sum(dy). The input gradient is
+// dy * scale / sqrt(var + eps), or with training scale / sqrt(var + eps) * (dy - mean(dy) - (x - mean(x)) *
+// mean(dy (x - mean(x))) / (var + eps)), as the CPU kernel has it (centered on the batch's own mean).
+template <class T>
+struct BatchNormGradOp {
+    using Type = T;
+    enum { X, Dy, Dx, Mean, Variance, Scale, N };
+    static constexpr int kStreams = 2;
+    static constexpr bool kWide = false;
+    struct Coef {
+        float a, mean_dy, batch_mean, k;
+    };
+
+    const T *x, *dy;
+    T* dx;
+    const T *mean, *variance, *scale;
+    T *scale_grad, *bias_grad;
+    float epsilon;
+    bool training;
+
+    static __device__ Triple combine(Triple p, Triple q) { return {p.a + q.a, p.b + q.b, p.c + q.c}; }
+
+    template <int VEC>
+    __device__ void gather(const int64_t (&at)[N], float (&v)[2][VEC]) const {
+        load_vec<VEC>(x + at[X], v[0]);
+        load_vec<VEC>(dy + at[Dy], v[1]);
+    }
+
+    template <int TEAM, int ITEMS, int VEC>
+    __device__ Triple reduce(const float (&v)[ITEMS][2][VEC], int held, uint64_t, const int64_t (&base)[N]) const {
+        const float m = load(mean + base[Mean]);
+        Triple t{0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (k < held)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) {
+                    const float xc = v[k][0][j] - m, g = v[k][1][j];
+                    t = {t.a + g, t.b + g * xc, t.c + xc};
+                }
+        return team_reduce<TEAM>(t, [](Triple p, Triple q) { return combine(p, q); });
+    }
+
+    __device__ Coef finish(Triple t, const int64_t (&base)[N], uint64_t group, uint64_t size, bool write) const {
+        const float var = load(variance + base[Variance]) + epsilon, inv_std = 1.0f / sqrtf(var);
+        if (write) {
+            store(scale_grad + group, t.b * inv_std);
+            store(bias_grad + group, t.a);
+        }
+        // sum(dy (x - mean(x))) = sum(dy (x - m)) - (mean(x) - m) sum(dy)
+        const float n = float(size), shift = t.c / n;
+        return {load(scale + base[Scale]) * inv_std, t.a / n, load(mean + base[Mean]) + shift,
+                (t.b - shift * t.a) / n / var};
+    }
+
+    template <int VEC>
+    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const float (&v)[2][VEC], Coef c) const {
+        float out[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; ++j)
+            out[j] = training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k) : v[1][j] * c.a;
+        store_vec<VEC>(dx + at[Dx], out);
+    }
+};
+
+// MVN (inputs x, scale?, bias?) and batch normalization training (inputs x, scale, bias, add?; outputs y, mean,
+// variance).
+class NormalizeKernel : public CudaKernel {
+public:
+    NormalizeKernel(const Node& node, const CudaDevice& device)
+        : type_(node.inputs[0]->desc.data_type), sm_count_(device.sm_count()) {
+        using Op = NormalizeOp<float>;
+        const TensorDesc& x = node.inputs[0]->desc;
+        std::vector<bool> reduced(x.rank(), false);
+        std::array<std::vector<int64_t>, Op::N> st;
+        if (const auto* d = dynamic_cast<const MeanVarianceNormalizationDesc*>(node.desc.get())) {
+            for (uint32_t a : d->axes) reduced[a] = true;
+            epsilon_ = d->epsilon, normalize_variance_ = d->normalize_variance, act_ = d->fused;
+        } else {
+            const auto& t = static_cast<const BatchNormalizationTrainingDesc&>(*node.desc);
+            reduced = broadcast_dims(x, node.inputs[1]->desc);
+            epsilon_ = t.epsilon, normalize_variance_ = true, act_ = t.fused, add_ = 3, statistics_ = true;
+        }
+        st[Op::X] = strides_at(&x, x.sizes);
+        st[Op::Y] = strides_at(&node.outputs[0], x.sizes);
+        st[Op::Scale] = strides_at(input_desc(node, 1), x.sizes);
+        st[Op::Bias] = strides_at(input_desc(node, 2), x.sizes);
+        st[Op::Add] = strides_at(input_desc(node, add_), x.sizes);
+        plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y});
+    }
+
+    uint64_t workspace_size() const override { return plan_.workspace(); }
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float16_32(type_, [&]<class T>() {
+            T* y = static_cast<T*>(a.outputs[0]);
+            NormalizeOp<T> op{input_ptr<T>(a, 0),
+                              y,
+                              input_ptr<T>(a, 1),
+                              input_ptr<T>(a, 2),
+                              input_ptr<T>(a, add_),
+                              statistics_ ? static_cast<T*>(a.outputs[1]) : nullptr,
+                              statistics_ ? static_cast<T*>(a.outputs[2]) : nullptr,
+                              epsilon_,
+                              normalize_variance_,
+                              act_};
+            run_groups(plan_, op, aligned16(op.x) && aligned16(y), a.workspace, sm_count_, a.stream);
+        });
+    }
+
+private:
+    DataType type_;
+    int sm_count_;
+    int add_ = -1;  // the input index of the fused addend (training), -1 for none
+    bool statistics_ = false, normalize_variance_ = true;
+    float epsilon_ = 0;
+    FusedActivation act_;
+    GroupPlan<NormalizeOp<float>::N> plan_;
+};
+
+// Inputs x, dy, mean, variance, scale; outputs dx, scale gradient, bias gradient.
+class BatchNormGradKernel : public CudaKernel {
+public:
+    BatchNormGradKernel(const Node& node, const CudaDevice& device)
+        : desc_(static_cast<const BatchNormalizationGradDesc&>(*node.desc)),
+          type_(node.inputs[0]->desc.data_type),
+          sm_count_(device.sm_count()) {
+        using Op = BatchNormGradOp<float>;
+        const TensorDesc& x = node.inputs[0]->desc;
+        std::array<std::vector<int64_t>, Op::N> st;
+        st[Op::X] = strides_at(&x, x.sizes);
+        st[Op::Dy] = strides_at(input_desc(node, 1), x.sizes);
+        st[Op::Dx] = strides_at(&node.outputs[0], x.sizes);
+        st[Op::Mean] = strides_at(input_desc(node, 2), x.sizes);
+        st[Op::Variance] = strides_at(input_desc(node, 3), x.sizes);
+        st[Op::Scale] = strides_at(input_desc(node, 4), x.sizes);
+        plan_ = plan_groups<Op::N>(x.sizes, broadcast_dims(x, node.inputs[2]->desc), st, Op::kWide, type_,
+                                   {Op::X, Op::Dy, Op::Dx});
+    }
+
+    uint64_t workspace_size() const override { return plan_.workspace(); }
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float16_32(type_, [&]<class T>() {
+            BatchNormGradOp<T> op{input_ptr<T>(a, 0),           input_ptr<T>(a, 1),
+                                  static_cast<T*>(a.outputs[0]), input_ptr<T>(a, 2),
+                                  input_ptr<T>(a, 3),           input_ptr<T>(a, 4),
+                                  static_cast<T*>(a.outputs[1]), static_cast<T*>(a.outputs[2]),
+                                  desc_.epsilon,                desc_.training};
+            run_groups(plan_, op, aligned16(op.x) && aligned16(op.dy) && aligned16(op.dx), a.workspace, sm_count_,
+                       a.stream);
+        });
+    }
+
+private:
+    const BatchNormalizationGradDesc& desc_;
+    DataType type_;
+    int sm_count_;
+    GroupPlan<BatchNormGradOp<float>::N> plan_;
+};
+
+// --- batch normalization (inference) ----------------------------------------------------------------------------
+
+// y = act(scale * (x - mean) / sqrt(variance + eps) + bias), element-wise. A thread takes VEC elements along the
+// innermost dimension (x and y contiguous there); the statistics step by their own strides, and are read once
+// per vector where all of them are constant along it (`uniform`: per-channel statistics of NCHW).
+template <class T>
+struct BatchNormArgs {
+    enum { Y, X, Mean, Variance, Scale, Bias, N };
+    T* y;
+    const T *x, *mean, *variance, *scale, *bias;
+    int64_t last[N];
+    bool uniform;
+    float epsilon;
+    FusedActivation act;
+};
+
+template <class T, int VEC>
+__global__ void __launch_bounds__(kThreads) batch_norm_kernel(Indexer<BatchNormArgs<T>::N> ix, BatchNormArgs<T> a) {
+    using A = BatchNormArgs<T>;
+    const uint64_t vectors = ix.count / VEC;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
+         i += uint64_t(gridDim.x) * blockDim.x) {
+        int64_t off[A::N];
+        ix.offsets(i * VEC, off);
+        float v[VEC];
+        load_vec<VEC>(a.x + off[A::X], v);
+        float m = 0.0f, k = 0.0f, b = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {
+            if (j == 0 || !a.uniform) {
+                m = load(a.mean + off[A::Mean] + j * a.last[A::Mean]);
+                k = load(a.scale + off[A::Scale] + j * a.last[A::Scale]) /
+                    sqrtf(load(a.variance + off[A::Variance] + j * a.last[A::Variance]) + a.epsilon);
+                b = load(a.bias + off[A::Bias] + j * a.last[A::Bias]);
+            }
+            v[j] = apply_activation(a.act, (v[j] - m) * k + b);
+        }
+        store_vec<VEC>(a.y + off[A::Y], v);
+    }
+}
+
+class BatchNormKernel : public CudaKernel {
+public:
+    BatchNormKernel(const Node& node, const CudaDevice& device)
+        : desc_(static_cast<const BatchNormalizationDesc&>(*node.desc)),
+          type_(node.inputs[0]->desc.data_type),
+          sm_count_(device.sm_count()) {
+        const Sizes& sizes = node.outputs[0].sizes;
+        std::array<std::vector<int64_t>, 6> st{strides_at(&node.outputs[0], sizes)};
+        for (int k = 0; k < 5; ++k) st[k + 1] = strides_at(input_desc(node, k), sizes);
+        ix_ = make_indexer<6>(sizes, st);
+        const int inner = ix_.rank - 1, vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
+        uniform_ = true;
+        for (int k = 2; k < 6; ++k) {
+            last_[k] = ix_.strides[k][inner];
+            uniform_ = uniform_ && last_[k] == 0;
+        }
+        vectors_ = ix_.sizes[inner] % vec == 0;
+        for (int k = 0; k < 2; ++k)
+            vectors_ = vectors_ && ix_.strides[k][inner] == 1 && strides_multiple(ix_, k, vec, 1);
+    }
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float16_32(type_, [&]<class T>() {
+            BatchNormArgs<T> args{static_cast<T*>(a.outputs[0]),
+                                  static_cast<const T*>(a.inputs[0]),
+                                  static_cast<const T*>(a.inputs[1]),
+                                  static_cast<const T*>(a.inputs[2]),
+                                  static_cast<const T*>(a.inputs[3]),
+                                  static_cast<const T*>(a.inputs[4]),
+                                  {},
+                                  uniform_,
+                                  desc_.epsilon,
+                                  desc_.fused};
+            std::copy(std::begin(last_), std::end(last_), args.last);
+            auto launch = [&]<int VEC>() {
+                batch_norm_kernel<T, VEC>
+                    <<<blocks_for(ix_.count / VEC, sm_count_), kThreads, 0, a.stream>>>(ix_, args);
+                check_launch("batch normalization");
+            };
+            if (vectors_ && aligned16(args.x) && aligned16(args.y)) launch.template operator()<kVec<T>>();
+            else launch.template operator()<1>();
+        });
+    }
+
+private:
+    const BatchNormalizationDesc& desc_;
+    DataType type_;
+    int sm_count_;
+    Indexer<6> ix_;
+    int64_t last_[6] = {};
+    bool uniform_ = true, vectors_ = false;
+};
+
+// --- local response normalization -------------------------------------------------------------------------------
+
+// y = x / (bias + alpha / size * sum of x^2 over the window) ^ beta; the window spans (size - 1) / 2 elements
+// before the center and size / 2 after, across channels or over the spatial plane, clipped to the tensor.
+template <class T>
+struct LrnOp {
+    T* y;
+    const T* x;
+    int64_t channels, height, width, stride[4], before, after;
+    bool cross_channel;
+    float bias, alpha_over_size, beta;
+
+    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
+        const int64_t w = int64_t(i % uint64_t(width)), h = int64_t(i / uint64_t(width) % uint64_t(height));
+        const int64_t c = int64_t(i / uint64_t(width * height) % uint64_t(channels));
+        const int64_t n = int64_t(i / uint64_t(width * height * channels));
+        const T* plane = x + n * stride[0];
+        auto at = [&](int64_t cc, int64_t hh, int64_t ww) {
+            return float(load(plane + cc * stride[1] + hh * stride[2] + ww * stride[3]));
+        };
+        float sum = 0.0f;
+        if (cross_channel) {
+            for (int64_t k = max(int64_t(0), c - before); k <= min(channels - 1, c + after); ++k)
+                sum += at(k, h, w) * at(k, h, w);
+        } else {
+            for (int64_t r = max(int64_t(0), h - before); r <= min(height - 1, h + after); ++r)
+                for (int64_t s = max(int64_t(0), w - before); s <= min(width - 1, w + after); ++s)
+                    sum += at(c, r, s) * at(c, r, s);
+        }
+        store(y + i, at(c, h, w) / powf(bias + alpha_over_size * sum, beta));
+    }
+};
+
+class LrnKernel : public CudaKernel {
+public:
+    LrnKernel(const Node& node, const CudaDevice& device)
+        : desc_(static_cast<const LocalResponseNormalizationDesc&>(*node.desc)),
+          type_(node.inputs[0]->desc.data_type),
+          x_(node.inputs[0]->desc),
+          sm_count_(device.sm_count()) {
+        ix_ = make_indexer<1>(node.outputs[0].sizes, {signed_strides(node.outputs[0])});
+    }
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float16_32(type_, [&]<class T>() {
+            const Strides st = x_.effective_strides();
+            // DirectML's formula divides alpha by LocalSize in both modes.
+            LrnOp<T> op{static_cast<T*>(a.outputs[0]),
+                        static_cast<const T*>(a.inputs[0]),
+                        x_.sizes[1],
+                        x_.sizes[2],
+                        x_.sizes[3],
+                        {st[0], st[1], st[2], st[3]},
+                        (int64_t(desc_.local_size) - 1) / 2,
+                        int64_t(desc_.local_size) / 2,
+                        desc_.cross_channel,
+                        desc_.bias,
+                        float(double(desc_.alpha) / double(desc_.local_size)),
+                        desc_.beta};
+            for_each<1>(ix_, op, sm_count_, a.stream, "local response normalization");
+        });
+    }
+
+private:
+    const LocalResponseNormalizationDesc& desc_;
+    DataType type_;
+    TensorDesc x_;
+    int sm_count_;
+    Indexer<1> ix_;
+};
+
+template <class K>
+std::unique_ptr<CudaKernel> make(const Node& n, CudaDevice& d) {
+    return std::make_unique<K>(n, d);
+}
+
+}  // namespace
+
+void register_normalization_kernels(KernelTable& t) {
+    add_kernel<BatchNormalizationDesc>(t, make<BatchNormKernel>);
+    add_kernel<BatchNormalizationTrainingDesc>(t, make<NormalizeKernel>);
+    add_kernel<BatchNormalizationGradDesc>(t, make<BatchNormGradKernel>);
+    add_kernel<MeanVarianceNormalizationDesc>(t, make<NormalizeKernel>);
+    add_kernel<LocalResponseNormalizationDesc>(t, make<LrnKernel>);
+}
+
+}  // namespace dml::cuda

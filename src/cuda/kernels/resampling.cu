@@ -1,0 +1,235 @@
+// Resampling on CUDA: RESAMPLE2, RESAMPLE_GRAD1 and UPSAMPLE_2D as one separable gather, and VALUE_SCALE_2D, with
+// the CPU kernels' semantics (cpu/kernels/resampling.cpp). Each dimension's taps (for each output coordinate, the
+// input coordinates it reads and their weights) are computed at compile exactly as the CPU computes them and
+// uploaded once; the gradient runs the transposed taps, so every output element gathers and no two threads
+// accumulate into one. Sums are in float, in the CPU's order.
+#include "../../core/ops/resampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common.cuh"
+
+namespace dml::cuda {
+
+namespace {
+
+// For each coordinate of the side being computed, the (position, weight) pairs it reads.
+using Taps = std::vector<std::vector<std::pair<uint32_t, float>>>;
+
+// RESAMPLE2's taps of dimension `d` for `n_out` outputs read from `n_in` inputs. The input coordinate of output o
+// is (o - output_offset) / scale - input_offset, clamped to the edges. Zero weights are left out, so a
+// neighbour's inf or NaN never leaks into an output it does not weigh.
+Taps forward_taps(const ResampleParams& p, size_t d, uint32_t n_in, uint32_t n_out) {
+    Taps t(n_out);
+    const int64_t last = int64_t(n_in) - 1;
+    auto at = [&](int64_t i) { return uint32_t(std::clamp<int64_t>(i, 0, last)); };
+    for (uint32_t o = 0; o < n_out; ++o) {
+        double x = (double(o) - p.output_offsets[d]) / p.scales[d] - p.input_offsets[d];
+        x = std::clamp(x, -1.0, double(n_in));  // beyond the edges every coordinate reads the edge
+        if (p.mode == InterpolationMode::NearestNeighbor) {
+            t[o].push_back({at(int64_t(p.rounding == AxisDirection::Decreasing ? std::floor(x) : std::ceil(x))), 1.0f});
+            continue;
+        }
+        const double x0 = std::floor(x);
+        const float w = float(x - x0);
+        const uint32_t i0 = at(int64_t(x0)), i1 = at(int64_t(x0) + 1);
+        if (i0 == i1) {
+            t[o].push_back({i0, 1.0f});
+            continue;
+        }
+        if (w != 1.0f) t[o].push_back({i0, 1.0f - w});
+        if (w != 0.0f) t[o].push_back({i1, w});
+    }
+    return t;
+}
+
+// The transposed taps: for each of `n_in` forward inputs, the forward outputs that read it and their weights.
+Taps transposed(const Taps& forward, uint32_t n_in) {
+    Taps t(n_in);
+    for (size_t o = 0; o < forward.size(); ++o)
+        for (auto [i, w] : forward[o]) t[i].push_back({uint32_t(o), w});
+    return t;
+}
+
+struct Tap {
+    uint32_t pos;
+    float weight;
+};
+
+struct ResampleGeometry {
+    int rank;
+    uint32_t out[kMaxDimensions];        // output sizes
+    int64_t in_stride[kMaxDimensions];   // the input's element strides
+    uint32_t first[kMaxDimensions];      // where dimension d's entries begin in `starts`
+};
+
+// y[c] = sum over the taps of every dimension of the weights' product times x at the tapped positions. Coordinate
+// c of dimension d reads taps[starts[first[d] + c] .. starts[first[d] + c + 1]).
+template <class T>
+struct ResampleOp {
+    T* y;
+    const T* x;
+    const Tap* taps;
+    const uint32_t* starts;
+    ResampleGeometry g;
+
+    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
+        const int rank = g.rank, inner = rank - 1;
+        uint32_t lo[kMaxDimensions], hi[kMaxDimensions], cur[kMaxDimensions];
+        uint64_t r = i;
+        bool empty = false;  // a dimension with no taps (a forward input nothing read): the sum is 0
+        for (int d = rank - 1; d >= 0; --d) {
+            const uint32_t c = uint32_t(r % g.out[d]);
+            r /= g.out[d];
+            cur[d] = lo[d] = starts[g.first[d] + c];
+            hi[d] = starts[g.first[d] + c + 1];
+            empty = empty || lo[d] == hi[d];
+        }
+        float acc = 0.0f;
+        while (!empty) {
+            // The weight of the leading dimensions multiplies from the last of them down, as the CPU's.
+            float w = 1.0f;
+            int64_t off = 0;
+            for (int d = rank - 2; d >= 0; --d) {
+                const Tap t = taps[cur[d]];
+                w *= t.weight;
+                off += int64_t(t.pos) * g.in_stride[d];
+            }
+            const Tap t = taps[cur[inner]];
+            acc += w * t.weight * float(load(x + off + int64_t(t.pos) * g.in_stride[inner]));
+            // The innermost dimension steps fastest, then dimension 0, 1, ..., rank - 2 (the CPU's order).
+            int k = 0;
+            for (; k < rank; ++k) {
+                const int d = k == 0 ? inner : k - 1;
+                if (++cur[d] < hi[d]) break;
+                cur[d] = lo[d];
+            }
+            if (k == rank) break;
+        }
+        store(y + i, compute_of<T>(acc));
+    }
+};
+
+// Resamples inputs[0] into outputs[0] with RESAMPLE2's parameters, or with their transposed taps for the gradient
+// (whose forward resample ran from the gradient's output sizes to its input sizes).
+class ResampleKernel : public CudaKernel {
+public:
+    ResampleKernel(const Node& node, CudaDevice& device, const ResampleParams& p, bool gradient)
+        : type_(node.outputs[0].data_type),
+          sm_count_(device.sm_count()),
+          ix_(make_indexer<1>(node.outputs[0].sizes, {signed_strides(node.outputs[0])})) {
+        const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
+        const Sizes &forward_in = gradient ? y.sizes : x.sizes, &forward_out = gradient ? x.sizes : y.sizes;
+        const Strides xs = x.effective_strides();
+        std::vector<Tap> taps;
+        std::vector<uint32_t> starts;
+        g_.rank = int(y.rank());
+        for (size_t d = 0; d < y.rank(); ++d) {
+            Taps t = forward_taps(p, d, forward_in[d], forward_out[d]);
+            if (gradient) t = transposed(t, forward_in[d]);
+            g_.out[d] = y.sizes[d];
+            g_.in_stride[d] = xs[d];
+            g_.first[d] = uint32_t(starts.size());
+            for (const auto& row : t) {
+                starts.push_back(uint32_t(taps.size()));
+                for (auto [i, w] : row) taps.push_back({i, w});
+            }
+            starts.push_back(uint32_t(taps.size()));
+        }
+        taps_bytes_ = taps.size() * sizeof(Tap);
+        bytes_ = taps_bytes_ + starts.size() * sizeof(uint32_t);
+        std::vector<std::byte> host(bytes_);
+        std::memcpy(host.data(), taps.data(), taps_bytes_);
+        std::memcpy(host.data() + taps_bytes_, starts.data(), bytes_ - taps_bytes_);
+        tables_ = device.allocate(bytes_);
+        device.upload(*tables_, host.data(), bytes_);
+    }
+
+    uint64_t persistent_size() const override { return bytes_; }
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float_type(type_, [&]<class T>() {
+            const auto* base = static_cast<const std::byte*>(tables_->data);
+            ResampleOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]),
+                             reinterpret_cast<const Tap*>(base), reinterpret_cast<const uint32_t*>(base + taps_bytes_),
+                             g_};
+            for_each<1>(ix_, op, sm_count_, a.stream, "resample");
+        });
+    }
+
+private:
+    DataType type_;
+    int sm_count_;
+    Indexer<1> ix_;
+    ResampleGeometry g_{};
+    uint64_t taps_bytes_ = 0, bytes_ = 0;
+    std::shared_ptr<Memory> tables_;  // the taps, then the starts
+};
+
+// UPSAMPLE_2D maps pixel centres like RESAMPLE2's defaults; with integer scales nearest neighbour is
+// floor(output / scale), which RESAMPLE2 gives with zero offsets rounding down.
+ResampleParams upsample_params(const Upsample2dDesc& d, size_t rank) {
+    const bool nearest = d.mode == InterpolationMode::NearestNeighbor;
+    ResampleParams p{d.mode, AxisDirection::Decreasing, std::vector<float>(rank, 1.0f),
+                     std::vector<float>(rank, nearest ? 0.0f : 0.5f), std::vector<float>(rank, nearest ? 0.0f : -0.5f)};
+    p.scales[rank - 2] = float(d.scale_height);
+    p.scales[rank - 1] = float(d.scale_width);
+    return p;
+}
+
+// y = scale * x + bias[channel]; the third operand steps 1 along the channel dimension only: it is the channel.
+template <class T>
+struct ValueScaleOp {
+    T* y;
+    const T* x;
+    float scale, bias[3];
+    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
+        store(y + off[0], compute_of<T>(scale * float(load(x + off[1])) + bias[off[2]]));
+    }
+};
+
+class ValueScaleKernel : public CudaKernel {
+public:
+    ValueScaleKernel(const Node& node, const CudaDevice& device)
+        : desc_(static_cast<const ValueScale2dDesc&>(*node.desc)),
+          type_(node.outputs[0].data_type),
+          sm_count_(device.sm_count()),
+          ix_(make_indexer<3>(node.outputs[0].sizes, {signed_strides(node.outputs[0]),
+                                                       signed_strides(node.inputs[0]->desc), {0, 1, 0, 0}})) {}
+
+    void enqueue(const LaunchArgs& a) const override {
+        visit_float_type(type_, [&]<class T>() {
+            ValueScaleOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]), desc_.scale, {}};
+            std::copy(desc_.bias.begin(), desc_.bias.end(), op.bias);  // the builder allows 1 or 3
+            for_each<3>(ix_, op, sm_count_, a.stream, "value scale 2d");
+        });
+    }
+
+private:
+    const ValueScale2dDesc& desc_;
+    DataType type_;
+    int sm_count_;
+    Indexer<3> ix_;
+};
+
+}  // namespace
+
+void register_resampling_kernels(KernelTable& t) {
+    add_kernel<ResampleDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        return std::make_unique<ResampleKernel>(n, d, static_cast<const ResampleDesc&>(*n.desc).params, false);
+    });
+    add_kernel<ResampleGradDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        return std::make_unique<ResampleKernel>(n, d, static_cast<const ResampleGradDesc&>(*n.desc).params, true);
+    });
+    add_kernel<Upsample2dDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        const ResampleParams p = upsample_params(static_cast<const Upsample2dDesc&>(*n.desc), n.outputs[0].rank());
+        return std::make_unique<ResampleKernel>(n, d, p, false);
+    });
+    add_kernel<ValueScale2dDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
+        return std::make_unique<ValueScaleKernel>(n, d);
+    });
+}
+
+}  // namespace dml::cuda
