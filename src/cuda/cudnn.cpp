@@ -25,6 +25,7 @@ constexpr int32_t kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;            
 constexpr int32_t kActivationRelu = 1, kActivationIdentity = 5;                 // cudnnActivationMode_t
 constexpr int32_t kNotPropagateNan = 0;                                         // cudnnNanPropagation_t
 constexpr int32_t kImplicitPrecompGemm = 1;                                     // cudnnConvolutionFwdAlgo_t
+constexpr int32_t kDeterministic = 1;                                           // cudnnDeterminism_t
 // The workspace Find offers an algorithm: those wanting more (explicit GEMM, FFT on large images) are not taken.
 constexpr uint64_t kMaxWorkspace = 256ull << 20;
 
@@ -274,9 +275,11 @@ std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device
                     : lib_.find_forward(handle_.handle, x_, x, w_, w, conv_, y_, y, int(perf.size()), &returned,
                                         perf.data(), ws, kMaxWorkspace));
     // Fastest first. Find may answer with other math types than the descriptor's: float32 takes only FMA ones.
+    // Only deterministic algorithms: a dispatch repeated on the same data gives the same bits (backward data's
+    // ALGO_0 adds with atomics, in whatever order they land).
     std::vector<Choice> usable;
     for (int i = 0; i < returned; ++i)
-        if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace &&
+        if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace && perf[i].determinism == kDeterministic &&
             (p.type != DataType::Float32 || perf[i].math_type == kFmaMath))
             usable.push_back({perf[i].algo, perf[i].math_type, perf[i].memory, false});
     if (usable.empty()) return std::nullopt;
