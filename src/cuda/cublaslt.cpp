@@ -2,12 +2,11 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <mutex>
 #include <vector>
 
 #include "../core/errors.h"
+#include "library_loader.h"
 
 namespace dml::cuda {
 
@@ -37,59 +36,19 @@ int32_t data_type_of(DataType t) {
     }
 }
 
-// The folder holding this shared object (directml/ when installed): pip's nvidia-cublas lies beside it.
-std::filesystem::path own_folder() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&own_folder), &info) && info.dli_fname)
-        return std::filesystem::path(info.dli_fname).parent_path();
-    return {};
-}
-
-// Where cuBLASLt may be, best first.
+// Where cuBLASLt may be, best first: where the caller says and nowhere else, when it says.
 std::vector<std::string> search_path() {
-    std::vector<std::string> c = {"libcublasLt.so.13"};  // already loaded (PyTorch), or on the loader's path
-    const std::filesystem::path here = own_folder();
-    if (!here.empty()) {
-        c.push_back((here.parent_path() / "nvidia/cu13/lib/libcublasLt.so.13").string());
-        c.push_back((here.parent_path() / "nvidia/cublas/lib/libcublasLt.so.13").string());
-    }
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char* root = std::getenv(var); root && *root)
-            c.push_back((std::filesystem::path(root) / "lib64/libcublasLt.so.13").string());
-    c.push_back("/usr/local/cuda/lib64/libcublasLt.so.13");
+    constexpr const char* kName = "libcublasLt.so.13";
+    if (auto p = library_from_env("DIRECTML_CUBLASLT_PATH", kName)) return {*p};
+    std::vector<std::string> c = library_candidates(kName, {"nvidia/cu13/lib", "nvidia/cublas/lib"});
     // cuBLAS 12 runs on CUDA 13's driver, and every declaration in cublaslt.h is the same in it.
-    c.push_back("libcublasLt.so.12");
-    if (!here.empty()) c.push_back((here.parent_path() / "nvidia/cublas/lib/libcublasLt.so.12").string());
+    for (std::string& s : library_candidates("libcublasLt.so.12", {"nvidia/cublas/lib"}, false))
+        c.push_back(std::move(s));
     return c;
 }
 
-struct Library {
-    void* handle = nullptr;
-    std::string path, tried;
-};
-
-const Library& open_library() {
-    static const Library lib = [] {
-        Library l;
-        std::vector<std::string> candidates;
-        if (const char* env = std::getenv("DIRECTML_CUBLASLT_PATH"); env && *env) {
-            // Where the caller says, and nowhere else.
-            std::filesystem::path p(env);
-            candidates.push_back(std::filesystem::is_directory(p) ? (p / "libcublasLt.so.13").string() : p.string());
-        } else {
-            candidates = search_path();
-        }
-        for (const std::string& c : candidates) {
-            if (void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-                l.handle = h;
-                l.path = c;
-                return l;
-            }
-            const char* err = dlerror();
-            l.tried += "\n  " + c + ": " + (err ? err : "not found");
-        }
-        return l;
-    }();
+const OpenedLibrary& open_library() {
+    static const OpenedLibrary lib = open_first(search_path());
     return lib;
 }
 
@@ -103,7 +62,7 @@ void CublasLt::check(lt::Status s, const std::string& what) const {
 }
 
 std::unique_ptr<CublasLt> load_cublaslt() {
-    const Library& l = open_library();
+    const OpenedLibrary& l = open_library();
     if (!l.handle)
         throw DeviceError("CUBLASLT_NOT_FOUND",
                           "the cuda executor needs cuBLASLt (libcublasLt.so.13) for GEMM and convolution, and found "

@@ -3,8 +3,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -12,6 +10,7 @@
 
 #include "../core/errors.h"
 #include "cuda_device.h"
+#include "library_loader.h"
 
 namespace dml::cuda {
 
@@ -29,36 +28,16 @@ constexpr int32_t kDeterministic = 1;                                           
 // The workspace Find offers an algorithm: those wanting more (explicit GEMM, FFT on large images) are not taken.
 constexpr uint64_t kMaxWorkspace = 256ull << 20;
 
-// The folder holding this shared object (directml/ when installed): pip's nvidia-cudnn lies beside it.
-std::filesystem::path own_folder() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&own_folder), &info) && info.dli_fname)
-        return std::filesystem::path(info.dli_fname).parent_path();
-    return {};
-}
-
-// Where cuDNN may be, best first.
+// Where cuDNN may be, best first: where the caller says and nowhere else, when it says.
 std::vector<std::string> search_path() {
     constexpr const char* kName = "libcudnn.so.9";
-    if (const char* env = std::getenv("DIRECTML_CUDNN_PATH"); env && *env) {
-        std::filesystem::path p(env);
-        return {std::filesystem::is_directory(p) ? (p / kName).string() : p.string()};
-    }
+    if (auto p = library_from_env("DIRECTML_CUDNN_PATH", kName)) return {*p};
     // libcudnn.so.9 finds its sub-libraries (libcudnn_cnn.so.9, ...) beside itself, and they find pip's cuBLAS.
-    std::vector<std::string> c = {kName};
-    if (const std::filesystem::path here = own_folder(); !here.empty())
-        c.push_back((here.parent_path() / "nvidia/cudnn/lib" / kName).string());
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char* root = std::getenv(var); root && *root)
-            c.push_back((std::filesystem::path(root) / "lib64" / kName).string());
-    c.push_back(std::string("/usr/local/cuda/lib64/") + kName);
-    return c;
+    return library_candidates(kName, {"nvidia/cudnn/lib"});
 }
 
 std::unique_ptr<Cudnn> open_cudnn() {
-    void* h = nullptr;
-    for (const std::string& c : search_path())
-        if ((h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    void* const h = open_first(search_path()).handle;
     if (!h) return nullptr;
     auto lib = std::make_unique<Cudnn>();
     bool complete = true;

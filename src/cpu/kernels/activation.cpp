@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "activation_math.h"
+#include "../../executor/scalar_math.h"
 #include "kernel.h"
 #include "strided.h"
 
@@ -28,15 +28,7 @@ void run_activation(const KernelArgs& args) {
 void run_parameterized_relu(const KernelArgs& args) {
     visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
         using C = compute_t<T>;
-        map_elements<T, T, T>(args, [](T x, T slope) {
-            if constexpr (std::is_integral_v<C>) {
-                // slope * x wraps as DirectML's integer arithmetic does, without C++'s signed overflow
-                using U = std::make_unsigned_t<C>;
-                return x >= T(0) ? x : T(C(uint64_t(U(slope)) * uint64_t(U(x))));
-            } else {
-                return C(x) >= C(0) ? x : T(C(slope) * C(x));
-            }
-        });
+        map_elements<T, T, T>(args, [](T x, T slope) { return T(parameterized_relu(C(x), C(slope))); });
     });
 }
 

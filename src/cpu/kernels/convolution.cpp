@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <array>
 
-#include "activation_math.h"
+#include "../../executor/scalar_math.h"
 #include "blas_gemm.h"
 #include "kernel.h"
 #include "quantization.h"

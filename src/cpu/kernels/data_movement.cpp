@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../../executor/index_math.h"
 #include "kernel.h"
 #include "strided.h"
 
@@ -15,27 +16,10 @@ namespace {
 
 std::vector<int64_t> strides_of(const TensorArg& t) { return signed_strides(t.desc->effective_strides()); }
 
-// Where SLICE1's window starts in a tensor of `strides`, and the step of each window dimension there: a negative
-// window stride starts at the window's far end and walks back.
-struct Window {
-    int64_t base = 0;
-    std::vector<int64_t> steps;
-};
-
-Window slice_window(const SliceDesc& d, const std::vector<int64_t>& strides) {
-    Window w;
-    for (size_t i = 0; i < strides.size(); ++i) {
-        int64_t start = d.strides[i] > 0 ? d.offsets[i] : int64_t(d.offsets[i]) + d.sizes[i] - 1;
-        w.base += start * strides[i];
-        w.steps.push_back(strides[i] * d.strides[i]);
-    }
-    return w;
-}
-
 void run_slice(const KernelArgs& args) {
     const TensorArg &x = args.inputs[0], &y = args.outputs[0];
     const size_t es = element_size(y.desc->data_type);
-    Window w = slice_window(args.desc<SliceDesc>(), strides_of(x));
+    SliceWindow w = slice_window(args.desc<SliceDesc>(), strides_of(x));
     copy_strided(args.pool, y.desc->sizes, es, y.data, strides_of(y), x.data + w.base * int64_t(es), w.steps);
 }
 
@@ -45,7 +29,7 @@ void run_slice_grad(const KernelArgs& args) {
     const TensorArg &dy = args.inputs[0], &dx = args.outputs[0];
     const size_t es = element_size(dx.desc->data_type);
     std::memset(dx.data, 0, dx.desc->element_count() * es);
-    Window w = slice_window(args.desc<SliceGradDesc>(), strides_of(dx));
+    SliceWindow w = slice_window(args.desc<SliceGradDesc>(), strides_of(dx));
     copy_strided(args.pool, dy.desc->sizes, es, dx.data + w.base * int64_t(es), w.steps, dy.data, strides_of(dy));
 }
 
@@ -90,50 +74,15 @@ void run_tile(const KernelArgs& args) {
     copy_strided(args.pool, shape, element_size(x.desc->data_type), y.data, dst, x.data, src);
 }
 
-// Both directions walk the space tensor as [N, C, H', blockY, W', blockX] (its rows are (H', blockY) and its
-// columns (W', blockX) flattened) and the depth tensor as [N, depth, H', W'] whose depth is (blockY, blockX, C)
-// for DEPTH_COLUMN_ROW and (C, blockY, blockX) for COLUMN_ROW_DEPTH.
+// One strided copy between the space and depth tensors' views (depth_space_view).
 void run_depth_space(const KernelArgs& args) {
     const auto& d = args.desc<DepthSpaceDesc>();
     const TensorArg &x = args.inputs[0], &y = args.outputs[0];
     const TensorArg &space = d.to_depth ? x : y, &depth = d.to_depth ? y : x;
-    const int64_t b = d.block_size;
-    const Sizes& s = space.desc->sizes;
-    const uint32_t c = s[1], h = uint32_t(s[2] / b), w = uint32_t(s[3] / b);
-    const std::vector<int64_t> sp = strides_of(space), dp = strides_of(depth);
-    const Sizes shape = {s[0], c, h, uint32_t(b), w, uint32_t(b)};
-    const std::vector<int64_t> space_strides = {sp[0], sp[1], sp[2] * b, sp[2], sp[3] * b, sp[3]};
-    const int64_t dc = dp[1];  // one step of the depth dimension
-    const std::vector<int64_t> depth_strides =
-        d.order == DepthSpaceOrder::DepthColumnRow
-            ? std::vector<int64_t>{dp[0], dc, dp[2], dc * b * c, dp[3], dc * c}
-            : std::vector<int64_t>{dp[0], dc * b * b, dp[2], dc * b, dp[3], dc};
+    const DepthSpaceView v = depth_space_view(d, space.desc->sizes, strides_of(space), strides_of(depth));
     const size_t es = element_size(x.desc->data_type);
-    if (d.to_depth) copy_strided(args.pool, shape, es, y.data, depth_strides, x.data, space_strides);
-    else copy_strided(args.pool, shape, es, y.data, space_strides, x.data, depth_strides);
-}
-
-// PADDING1's source coordinate for output coordinate `o` of a dimension of `n` input elements, or -1 where the
-// constant goes. REFLECTION and SYMMETRIC fold periodically, so paddings wider than the input are defined too.
-int64_t padding_source(PaddingMode mode, int64_t o, int64_t start, int64_t n) {
-    const int64_t p = o - start;
-    if (p >= 0 && p < n) return p;
-    auto mod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
-    switch (mode) {
-        case PaddingMode::Constant: return -1;
-        case PaddingMode::Edge: return p < 0 ? 0 : n - 1;
-        case PaddingMode::Reflection: {
-            if (n == 1) return 0;
-            const int64_t period = 2 * (n - 1), m = mod(p, period);
-            return m < n ? m : period - m;
-        }
-        case PaddingMode::Symmetric: {
-            const int64_t m = mod(p, 2 * n);
-            return m < n ? m : 2 * n - 1 - m;
-        }
-        case PaddingMode::Wrap: return mod(p, n);
-    }
-    return -1;
+    if (d.to_depth) copy_strided(args.pool, v.shape, es, y.data, v.depth, x.data, v.space);
+    else copy_strided(args.pool, v.shape, es, y.data, v.space, x.data, v.depth);
 }
 
 template <class T>

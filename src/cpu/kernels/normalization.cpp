@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "activation_math.h"
+#include "../../executor/scalar_math.h"
 #include "kernel.h"
 #include "strided.h"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "activation_math.h"
+#include "../../executor/scalar_math.h"
 #include "blas_gemm.h"
 #include "kernel.h"
 

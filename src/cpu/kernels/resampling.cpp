@@ -1,58 +1,16 @@
-// Resampling kernels. RESAMPLE2 is separable: each output coordinate of each dimension reads a few input
-// coordinates with weights ("taps"), and an output element sums the products over every dimension's taps.
-// UPSAMPLE_2D is RESAMPLE2 with integer scales on the last two dimensions; RESAMPLE_GRAD1 runs the transposed taps
-// (each forward input gathers the forward outputs it fed, with the same weights), so no two threads accumulate
-// into one element.
+// Resampling kernels: RESAMPLE2, RESAMPLE_GRAD1 and UPSAMPLE_2D gather through each dimension's taps
+// (executor/resampling_taps.h); VALUE_SCALE_2D.
 #include "../../core/ops/resampling.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "../../executor/resampling_taps.h"
 #include "kernel.h"
 #include "strided.h"
 
 namespace dml::cpu {
 
 namespace {
-
-// The taps of one dimension: for each coordinate of the side being computed, the (position, weight) pairs it reads.
-using Taps = std::vector<std::vector<std::pair<int64_t, float>>>;
-
-// RESAMPLE2's taps of dimension `d` for `n_out` outputs read from `n_in` inputs. The input coordinate of output o
-// is (o - output_offset) / scale - input_offset, clamped to the edges. Zero weights are left out, so a
-// neighbour's inf or NaN never leaks into an output it does not weigh.
-Taps forward_taps(const ResampleParams& p, size_t d, uint32_t n_in, uint32_t n_out) {
-    Taps t(n_out);
-    const int64_t last = int64_t(n_in) - 1;
-    for (uint32_t o = 0; o < n_out; ++o) {
-        double x = (double(o) - p.output_offsets[d]) / p.scales[d] - p.input_offsets[d];
-        x = std::clamp(x, -1.0, double(n_in));  // beyond the edges every coordinate reads the edge
-        if (p.mode == InterpolationMode::NearestNeighbor) {
-            const double r = p.rounding == AxisDirection::Decreasing ? std::floor(x) : std::ceil(x);
-            t[o].push_back({std::clamp<int64_t>(int64_t(r), 0, last), 1.0f});
-            continue;
-        }
-        const double x0 = std::floor(x);
-        const float w = float(x - x0);
-        const int64_t i0 = std::clamp<int64_t>(int64_t(x0), 0, last);
-        const int64_t i1 = std::clamp<int64_t>(int64_t(x0) + 1, 0, last);
-        if (i0 == i1) {
-            t[o].push_back({i0, 1.0f});
-            continue;
-        }
-        if (w != 1.0f) t[o].push_back({i0, 1.0f - w});
-        if (w != 0.0f) t[o].push_back({i1, w});
-    }
-    return t;
-}
-
-// The transposed taps: for each of `n_in` forward inputs, the forward outputs that read it and their weights.
-Taps transposed(const Taps& forward, uint32_t n_in) {
-    Taps t(n_in);
-    for (size_t o = 0; o < forward.size(); ++o)
-        for (auto [i, w] : forward[o]) t[size_t(i)].push_back({int64_t(o), w});
-    return t;
-}
 
 // y[c] = sum over the taps of every dimension of the weights' product times x at the tapped positions.
 template <class T>
@@ -94,16 +52,10 @@ void visit_float(DataType type, F&& f) {
     else f.template operator()<float>();
 }
 
-// Resamples inputs[0] into outputs[0] with RESAMPLE2's parameters, or with their transposed taps for the gradient
-// (whose forward resample ran from the gradient's output sizes to its input sizes).
+// Resamples inputs[0] into outputs[0] with RESAMPLE2's parameters, or with their transposed taps for the gradient.
 void resample_with(const KernelArgs& args, const ResampleParams& p, bool gradient) {
     const TensorArg &x = args.inputs[0], &y = args.outputs[0];
-    const Sizes &forward_in = (gradient ? y : x).desc->sizes, &forward_out = (gradient ? x : y).desc->sizes;
-    std::vector<Taps> taps;
-    for (size_t d = 0; d < y.desc->rank(); ++d) {
-        Taps t = forward_taps(p, d, forward_in[d], forward_out[d]);
-        taps.push_back(gradient ? transposed(t, forward_in[d]) : std::move(t));
-    }
+    const std::vector<Taps> taps = resample_taps(p, gradient, x.desc->sizes, y.desc->sizes);
     visit_float(x.desc->data_type, [&]<class T>() { apply_taps<T>(args.pool, x, y, taps); });
 }
 
@@ -111,18 +63,8 @@ void run_resample(const KernelArgs& args) { resample_with(args, args.desc<Resamp
 
 void run_resample_grad(const KernelArgs& args) { resample_with(args, args.desc<ResampleGradDesc>().params, true); }
 
-// UPSAMPLE_2D maps pixel centres like RESAMPLE2's defaults; with integer scales nearest neighbour is
-// floor(output / scale), which RESAMPLE2 gives with zero offsets rounding down.
 void run_upsample(const KernelArgs& args) {
-    const auto& d = args.desc<Upsample2dDesc>();
-    const size_t rank = args.inputs[0].desc->rank();
-    const bool nearest = d.mode == InterpolationMode::NearestNeighbor;
-    ResampleParams p{d.mode, AxisDirection::Decreasing, std::vector<float>(rank, 1.0f),
-                     std::vector<float>(rank, nearest ? 0.0f : 0.5f),
-                     std::vector<float>(rank, nearest ? 0.0f : -0.5f)};
-    p.scales[rank - 2] = float(d.scale_height);
-    p.scales[rank - 1] = float(d.scale_width);
-    resample_with(args, p, false);
+    resample_with(args, upsample_params(args.desc<Upsample2dDesc>(), args.inputs[0].desc->rank()), false);
 }
 
 // A third operand steps 1 along the channel dimension only: it is the channel, indexing the biases.

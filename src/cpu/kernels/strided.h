@@ -1,13 +1,16 @@
-// Iteration over a packed output while reading inputs through arbitrary DirectML strides (zero strides included).
+// Iteration over a packed output while reading inputs through arbitrary DirectML strides (zero strides included),
+// and map_elements, the element-wise loop over a kernel's operands built on it.
 #pragma once
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../../core/tensor_desc.h"
 #include "../thread_pool.h"
+#include "kernel.h"
 
 namespace dml::cpu {
 
@@ -140,5 +143,29 @@ struct AxisSplit {
         }
     }
 };
+
+namespace detail {
+template <class Out, class... In, class F, size_t... I>
+void map_elements(const KernelArgs& args, F& f, std::index_sequence<I...>) {
+    constexpr size_t N = sizeof...(In) + 1;
+    const TensorArg& y = args.outputs[0];
+    Out* out = y.as<Out>();
+    const std::tuple<const In*...> in{args.inputs[I].template as<In>()...};
+    for_each_row<N>(args.pool, y.desc->sizes,
+                    std::array<Strides, N>{y.desc->effective_strides(), args.inputs[I].desc->effective_strides()...},
+                    [&](auto off, auto st, uint64_t n) {
+                        Out* o = out + off[0];  // the output is packed: its inner stride is 1
+                        for (uint64_t j = 0; j < n; ++j)
+                            o[j] = f(std::get<I>(in)[off[I + 1] + int64_t(j) * st[I + 1]]...);
+                    });
+}
+}  // namespace detail
+
+// out[i] = f(in0[i], in1[i], ...) over the packed output, each input read (as its stored type In) through its
+// own strides, zero strides included.
+template <class Out, class... In, class F>
+void map_elements(const KernelArgs& args, F&& f) {
+    detail::map_elements<Out, In...>(args, f, std::index_sequence_for<In...>{});
+}
 
 }  // namespace dml::cpu

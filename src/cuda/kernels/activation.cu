@@ -43,21 +43,13 @@ void launch_activation(const MapKernel<2>& k, const LaunchArgs& a) {
     });
 }
 
-// x if x >= 0 else slope * x; an integer product wraps (two's complement), as the CPU computes it.
 template <class T>
 struct ParameterizedReluOp {
     T* y;
     const T* x;
     const T* slope;
     __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
-        using C = compute_of<T>;
-        const C v = load(x + off[1]), s = load(slope + off[2]);
-        if constexpr (std::is_integral_v<C>) {
-            using U = std::make_unsigned_t<C>;
-            store(y + off[0], v >= C(0) ? v : C(uint64_t(U(s)) * uint64_t(U(v))));
-        } else {
-            store(y + off[0], v >= C(0) ? v : s * v);
-        }
+        store(y + off[0], parameterized_relu(load(x + off[1]), load(slope + off[2])));
     }
 };
 

@@ -1,5 +1,6 @@
 // What the CUDA kernel files share: element types (float16 is __half and computes as float), strided indexing
-// of DirectML's views (sizes and strides passed by value), grid-stride launches, and the activation math.
+// of DirectML's views (sizes and strides passed by value), grid-stride launches, and the scalar math of
+// executor/scalar_math.h (apply_activation, which kernels fuse into their outputs).
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -12,8 +13,8 @@
 
 #include "../../core/data_type.h"
 #include "../../core/errors.h"
-#include "../../core/ops/activation.h"
 #include "../../cpu/kernels/strided.h"
+#include "../../executor/scalar_math.h"
 #include "../cuda_device.h"
 #include "kernel.h"
 
@@ -161,39 +162,6 @@ template <int N, class F>
 void for_each(const Indexer<N>& ix, const F& f, int sm_count, cudaStream_t stream, const char* what) {
     for_each_kernel<N, F><<<blocks_for(ix.count, sm_count), kThreads, 0, stream>>>(ix, f);
     check_launch(what);
-}
-
-// --- activations (DirectML's definitions, as cpu/kernels/activation_math.h) ---------------------------------
-
-template <class C>
-__device__ __forceinline__ C apply_activation(const FusedActivation& f, C x) {
-    const C a = C(f.alpha), b = C(f.beta);
-    // std::max / std::min as the CPU uses them (a NaN second operand gives the first), not fmax / fmin.
-    auto max_of = [](C p, C q) { return p < q ? q : p; };
-    auto min_of = [](C p, C q) { return q < p ? q : p; };
-    switch (f.function) {
-        case ActivationFunction::None:
-        case ActivationFunction::Identity: return x;
-        case ActivationFunction::Relu: return x > C(0) ? x : C(0);
-        case ActivationFunction::LeakyRelu: return x >= C(0) ? x : a * x;
-        case ActivationFunction::Sigmoid: return C(1) / (C(1) + exp(-x));
-        case ActivationFunction::Tanh: return tanh(x);
-        case ActivationFunction::Elu: return x >= C(0) ? x : a * (exp(x) - C(1));
-        case ActivationFunction::Celu: return max_of(C(0), x) + min_of(C(0), a * (exp(x / a) - C(1)));
-        case ActivationFunction::HardSigmoid: return max_of(C(0), min_of(a * x + b, C(1)));
-        case ActivationFunction::Linear: return a * x + b;
-        case ActivationFunction::ParametricSoftplus: return a * log1p(exp(b * x));
-        case ActivationFunction::ScaledElu: return x > C(0) ? b * x : b * a * (exp(x) - C(1));
-        case ActivationFunction::ScaledTanh: return a * tanh(b * x);
-        case ActivationFunction::Softplus: return log1p(exp(a * x)) / a;
-        case ActivationFunction::Softsign: return x / (C(1) + fabs(x));
-        case ActivationFunction::ThresholdedRelu: return x > a ? x : C(0);
-        case ActivationFunction::Shrink: return x < -b ? x + a : (x > b ? x - a : C(0));
-        case ActivationFunction::Gelu: return C(0.5) * x * (C(1) + erf(x / C(1.4142135623730951)));
-        case ActivationFunction::Swish: return x / (C(1) + exp(-a * x));
-        case ActivationFunction::HardSwish: return x * max_of(C(0), min_of(a * x + b, C(1)));
-    }
-    return x;
 }
 
 }  // namespace dml::cuda

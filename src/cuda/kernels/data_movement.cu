@@ -6,8 +6,11 @@
 
 #include <cstring>
 
+#include "../../executor/index_math.h"
 #include "common.cuh"
 #include "kernel.h"
+#include "factory.h"
+#include "storage.cuh"
 
 namespace dml::cuda {
 
@@ -20,17 +23,6 @@ struct StridedCopy::State {
 };
 
 namespace {
-
-// Calls f.template operator()<U>() with an unsigned word of `element_size` bytes: these kernels only move elements.
-template <class F>
-void visit_storage(size_t element_size, F&& f) {
-    switch (element_size) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
 
 template <class U>
 struct CopyOp {
@@ -107,33 +99,16 @@ std::unique_ptr<CudaKernel> single_copy(CudaDevice& device, const Sizes& shape, 
     return std::make_unique<CopiesKernel>(std::move(parts), zeroed);
 }
 
-// Where SLICE1's window starts in a tensor of `strides`, and the step of each window dimension there: a negative
-// window stride starts at the window's far end and walks back.
-struct Window {
-    int64_t base = 0;
-    std::vector<int64_t> steps;
-};
-
-Window slice_window(const SliceDesc& d, const std::vector<int64_t>& strides) {
-    Window w;
-    for (size_t i = 0; i < strides.size(); ++i) {
-        int64_t start = d.strides[i] > 0 ? d.offsets[i] : int64_t(d.offsets[i]) + d.sizes[i] - 1;
-        w.base += start * strides[i];
-        w.steps.push_back(strides[i] * d.strides[i]);
-    }
-    return w;
-}
-
 std::unique_ptr<CudaKernel> make_slice(const Node& node, CudaDevice& device) {
     const TensorDesc& y = node.outputs[0];
-    Window w = slice_window(static_cast<const SliceDesc&>(*node.desc), signed_strides(node.inputs[0]->desc));
+    SliceWindow w = slice_window(static_cast<const SliceDesc&>(*node.desc), signed_strides(node.inputs[0]->desc));
     return single_copy(device, y.sizes, y, signed_strides(y), 0, w.steps, w.base);
 }
 
 // Zeros, then each gradient element written where SLICE1 read it (the window never meets itself).
 std::unique_ptr<CudaKernel> make_slice_grad(const Node& node, CudaDevice& device) {
     const TensorDesc &dy = node.inputs[0]->desc, &dx = node.outputs[0];
-    Window w = slice_window(static_cast<const SliceGradDesc&>(*node.desc), signed_strides(dx));
+    SliceWindow w = slice_window(static_cast<const SliceGradDesc&>(*node.desc), signed_strides(dx));
     return single_copy(device, dy.sizes, dx, w.steps, w.base, signed_strides(dy), 0,
                        dx.element_count() * element_size(dx.data_type));
 }
@@ -168,50 +143,14 @@ std::unique_ptr<CudaKernel> make_split(const Node& node, CudaDevice& device) {
     return std::make_unique<CopiesKernel>(std::move(parts));
 }
 
-// Both directions walk the space tensor as [N, C, H', blockY, W', blockX] (its rows are (H', blockY) and its
-// columns (W', blockX) flattened) and the depth tensor as [N, depth, H', W'] whose depth is (blockY, blockX, C)
-// for DEPTH_COLUMN_ROW and (C, blockY, blockX) for COLUMN_ROW_DEPTH: one six-dimensional strided copy.
+// One six-dimensional strided copy between the space and depth tensors' views (depth_space_view).
 std::unique_ptr<CudaKernel> make_depth_space(const Node& node, CudaDevice& device) {
     const auto& d = static_cast<const DepthSpaceDesc&>(*node.desc);
     const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
     const TensorDesc &space = d.to_depth ? x : y, &depth = d.to_depth ? y : x;
-    const int64_t b = d.block_size;
-    const Sizes& s = space.sizes;
-    const uint32_t c = s[1], h = uint32_t(s[2] / b), w = uint32_t(s[3] / b);
-    const std::vector<int64_t> sp = signed_strides(space), dp = signed_strides(depth);
-    const Sizes shape = {s[0], c, h, uint32_t(b), w, uint32_t(b)};
-    const std::vector<int64_t> space_strides = {sp[0], sp[1], sp[2] * b, sp[2], sp[3] * b, sp[3]};
-    const int64_t dc = dp[1];  // one step of the depth dimension
-    const std::vector<int64_t> depth_strides =
-        d.order == DepthSpaceOrder::DepthColumnRow
-            ? std::vector<int64_t>{dp[0], dc, dp[2], dc * b * c, dp[3], dc * c}
-            : std::vector<int64_t>{dp[0], dc * b * b, dp[2], dc * b, dp[3], dc};
-    return d.to_depth ? single_copy(device, shape, y, depth_strides, 0, space_strides, 0)
-                      : single_copy(device, shape, y, space_strides, 0, depth_strides, 0);
-}
-
-// PADDING1's source coordinate for output coordinate `o` of a dimension of `n` input elements, or -1 where the
-// constant goes (the CPU kernel's padding_source). REFLECTION and SYMMETRIC fold periodically, so paddings wider
-// than the input are defined too.
-__device__ __forceinline__ int64_t padding_source(PaddingMode mode, int64_t o, int64_t start, int64_t n) {
-    const int64_t p = o - start;
-    if (p >= 0 && p < n) return p;
-    auto mod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
-    switch (mode) {
-        case PaddingMode::Constant: return -1;
-        case PaddingMode::Edge: return p < 0 ? 0 : n - 1;
-        case PaddingMode::Reflection: {
-            if (n == 1) return 0;
-            const int64_t period = 2 * (n - 1), m = mod(p, period);
-            return m < n ? m : period - m;
-        }
-        case PaddingMode::Symmetric: {
-            const int64_t m = mod(p, 2 * n);
-            return m < n ? m : 2 * n - 1 - m;
-        }
-        case PaddingMode::Wrap: return mod(p, n);
-    }
-    return -1;
+    const DepthSpaceView v = depth_space_view(d, space.sizes, signed_strides(space), signed_strides(depth));
+    return d.to_depth ? single_copy(device, v.shape, y, v.depth, 0, v.space, 0)
+                      : single_copy(device, v.shape, y, v.space, 0, v.depth, 0);
 }
 
 // Padding (and tile, which is WRAP padding at the end): each output coordinate maps to a source coordinate per
@@ -372,9 +311,7 @@ void register_data_movement_kernels(KernelTable& t) {
     add_kernel<PaddingDesc>(t, make_padding);
     add_kernel<TileDesc>(t, make_tile);
     add_kernel<DepthSpaceDesc>(t, make_depth_space);
-    add_kernel<ReverseSubsequencesDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<ReverseKernel>(n, d);
-    });
+    add_kernel<ReverseSubsequencesDesc>(t, make_kernel<ReverseKernel>);
 }
 
 }  // namespace dml::cuda

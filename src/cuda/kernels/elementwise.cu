@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cfloat>
 #include <limits>
 #include <stdexcept>
 #include <utility>
 
+#include "../../executor/scalar_math.h"
 #include "map.cuh"
 
 namespace dml::cuda {
@@ -55,23 +55,6 @@ void visit_boolean(DataType type, F&& f) {
     return f.template operator()<uint32_t>();
 }
 
-// A min/max bound as the tensor's type holds it (CLIP1 / CLIP_GRAD1 carry them in that type), as the CPU rounds it:
-// floats round to T (float16 through float); integers truncate toward zero and saturate, so a bound never wraps.
-template <class T>
-compute_of<T> typed_bound(double v) {
-    using C = compute_of<T>;
-    using L = std::numeric_limits<C>;
-    if constexpr (std::is_integral_v<C>) {
-        if (!(v > double(L::lowest()))) return L::lowest();
-        if (!(v < double(L::max()))) return L::max();
-        return C(v);
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return float(dml::half(float(v)));
-    } else {
-        return C(v);
-    }
-}
-
 // --- the generic map --------------------------------------------------------------------------------------------
 
 // y = fn(x0, x1, ...) on compute values (float16 as float); Out and In... are the stored types.
@@ -99,57 +82,11 @@ void map_elements(const MapKernel<N>& k, const LaunchArgs& a, const Fn& fn, cons
     k.run(op, a, what);
 }
 
-// --- device arithmetic ----------------------------------------------------------------------------------------------
-
-// Unsigned arithmetic at least as wide as int, so that no operand is promoted to (overflowing) signed int.
-template <class C>
-using wide_unsigned_t = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-// + - * in the compute type: integers wrap around as two's complement does, where C++ would overflow.
-template <class C>
-__device__ __forceinline__ C plus(C x, C y) {
-    if constexpr (std::is_integral_v<C>) return C(wide_unsigned_t<C>(x) + wide_unsigned_t<C>(y));
-    else return x + y;
-}
-template <class C>
-__device__ __forceinline__ C minus(C x, C y) {
-    if constexpr (std::is_integral_v<C>) return C(wide_unsigned_t<C>(x) - wide_unsigned_t<C>(y));
-    else return x - y;
-}
-template <class C>
-__device__ __forceinline__ C times(C x, C y) {
-    if constexpr (std::is_integral_v<C>) return C(wide_unsigned_t<C>(x) * wide_unsigned_t<C>(y));
-    else return x * y;
-}
-
-// x * scale + bias rounded twice, as the CPU computes it (no fused multiply-add).
-template <class C>
-__device__ __forceinline__ C affine(C x, C scale, C bias) {
-    if constexpr (std::is_same_v<C, double>) return __dmul_rn(x, scale) + bias;
-    else return __fmul_rn(x, scale) + bias;
-}
-
-template <class C>
-__device__ __forceinline__ C sign_of(C x) {
-    if constexpr (std::is_unsigned_v<C>) return C(x != C(0));
-    else return C((C(0) < x) - (x < C(0)));
-}
-
 // A compute value as the tensor stores it (float16 rounds), as the CPU reads back an output to activate it in place.
 template <class T>
 __device__ __forceinline__ compute_of<T> as_stored(compute_of<T> v) {
     if constexpr (std::is_same_v<T, __half>) return __half2float(__float2half_rn(v));
     else return v;
-}
-
-// DirectML's cast: float to integer truncates toward zero and saturates to the target's range (NaN gives 0).
-template <class CT, class CF>
-__device__ __forceinline__ CT convert(CF x) {
-    if constexpr (std::is_floating_point_v<CF> && std::is_integral_v<CT>) {
-        using L = ::cuda::std::numeric_limits<CT>;
-        return isnan(x) ? CT(0) : x <= CF(L::lowest()) ? L::lowest() : x >= CF(L::max()) ? L::max() : CT(x);
-    } else {
-        return CT(x);
-    }
 }
 
 // --- unary ----------------------------------------------------------------------------------------------------------
@@ -161,34 +98,7 @@ struct UnaryFloat {
     C scale, bias, p;  // p: THRESHOLD's min, CONSTANT_POW's exponent
     __device__ C operator()(C x) const {
         if (scaled) x = affine(x, scale, bias);
-        switch (fn) {
-            case UnaryFunction::Identity: return x;
-            case UnaryFunction::Abs: return fabs(x);
-            case UnaryFunction::ACos: return acos(x);
-            case UnaryFunction::ACosh: return acosh(x);
-            case UnaryFunction::ASin: return asin(x);
-            case UnaryFunction::ASinh: return asinh(x);
-            case UnaryFunction::ATan: return atan(x);
-            case UnaryFunction::ATanh: return atanh(x);
-            case UnaryFunction::Ceil: return ceil(x);
-            case UnaryFunction::Cos: return cos(x);
-            case UnaryFunction::Cosh: return cosh(x);
-            case UnaryFunction::Erf: return erf(x);
-            case UnaryFunction::Exp: return exp(x);
-            case UnaryFunction::Floor: return floor(x);
-            case UnaryFunction::Log: return log(x);
-            case UnaryFunction::Recip: return C(1) / x;
-            case UnaryFunction::Sin: return sin(x);
-            case UnaryFunction::Sinh: return sinh(x);
-            case UnaryFunction::Sqrt: return sqrt(x);
-            case UnaryFunction::Tan: return tan(x);
-            case UnaryFunction::Tanh: return tanh(x);
-            case UnaryFunction::Negate: return -x;
-            case UnaryFunction::Sign: return sign_of(x);
-            case UnaryFunction::Threshold: return x < p ? p : x;  // NaN stays NaN
-            case UnaryFunction::ConstantPow: return ::pow(x, p);
-            default: return x;  // BitNot works on bits; LogicalNot takes integers
-        }
+        return apply_unary(fn, x, p);
     }
 };
 
@@ -197,18 +107,7 @@ template <class C>
 struct UnaryInt {
     UnaryFunction fn;
     C lo;  // THRESHOLD's min as an integer
-    __device__ C operator()(C x) const {
-        switch (fn) {
-            case UnaryFunction::Abs:
-                if constexpr (std::is_signed_v<C>) return x < C(0) ? minus(C(0), x) : x;
-                else return x;
-            case UnaryFunction::Negate: return minus(C(0), x);
-            case UnaryFunction::Sign: return sign_of(x);
-            case UnaryFunction::Threshold: return x < lo ? lo : x;
-            case UnaryFunction::LogicalNot: return C(x == C(0));
-            default: return x;
-        }
-    }
+    __device__ C operator()(C x) const { return apply_unary(fn, x, lo); }
 };
 
 struct BitNot {
@@ -236,14 +135,7 @@ void launch_unary(const MapKernel<2>& k, const LaunchArgs& a) {
 struct Round {
     RoundingMode mode;
     template <class C>
-    __device__ C operator()(C x) const {
-        switch (mode) {
-            case RoundingMode::HalvesToNearestEven: return rint(x);  // the default rounding mode: ties to even
-            case RoundingMode::TowardZero: return trunc(x);
-            case RoundingMode::TowardInfinity: return ::round(x);  // halves away from zero
-        }
-        return x;
-    }
+    __device__ C operator()(C x) const { return apply_round(mode, x); }
 };
 
 void launch_round(const MapKernel<2>& k, const LaunchArgs& a) {
@@ -253,17 +145,15 @@ void launch_round(const MapKernel<2>& k, const LaunchArgs& a) {
 }
 
 struct FloatClass {
-    bool nan, positive, negative;  // IS_NAN, else IS_INFINITY of these signs
+    bool nan;  // IS_NAN, else IS_INFINITY of the mode's signs
+    IsInfinityMode mode;
     template <class C>
-    __device__ bool operator()(C x) const { return nan ? isnan(x) : isinf(x) && (x > C(0) ? positive : negative); }
+    __device__ bool operator()(C x) const { return nan ? isnan(x) : is_infinity(x, mode); }
 };
 
 struct PopCount {
     template <class U>
-    __device__ uint32_t operator()(U x) const {
-        if constexpr (sizeof(U) == 8) return uint32_t(__popcll(x));
-        else return uint32_t(__popc(uint32_t(x)));
-    }
+    __device__ uint32_t operator()(U x) const { return bit_count(x); }
 };
 
 void launch_typed_unary(const MapKernel<2>& k, const LaunchArgs& a) {
@@ -271,8 +161,7 @@ void launch_typed_unary(const MapKernel<2>& k, const LaunchArgs& a) {
     visit_boolean(k.output_type(), [&]<class B>() {
         if (d.function == TypedUnaryFunction::BitCount)
             return visit_bits(k.input_type(), [&]<class U>() { map_elements<B, U>(k, a, PopCount{}, "bit count"); });
-        const FloatClass fn{d.function == TypedUnaryFunction::IsNaN, d.infinity_mode != IsInfinityMode::Negative,
-                            d.infinity_mode != IsInfinityMode::Positive};
+        const FloatClass fn{d.function == TypedUnaryFunction::IsNaN, d.infinity_mode};
         visit_numeric(k.input_type(), [&]<class T>() {
             if constexpr (is_float_v<T>) map_elements<B, T>(k, a, fn, "is nan / is infinity");
         });
@@ -288,80 +177,15 @@ struct Binary {
     FusedActivation act;  // ADD1's, on the output as stored (floats only; None elsewhere)
 
     __device__ C operator()(C x, C y) const {
-        if constexpr (is_float_v<T>) return apply_activation(act, as_stored<T>(math(x, y)));
-        else return math(x, y);
-    }
-
-    __device__ C math(C x, C y) const {
-        constexpr bool integral = std::is_integral_v<C>;
-        switch (fn) {
-            case BinaryFunction::Add: return plus(x, y);
-            case BinaryFunction::Subtract: return minus(x, y);
-            case BinaryFunction::Multiply: return times(x, y);
-            case BinaryFunction::Divide:
-                if constexpr (integral) {
-                    // Division by zero gives 0 (DirectML leaves it unspecified); the most negative / -1 wraps.
-                    if (y == C(0)) return C(0);
-                    if constexpr (std::is_signed_v<C>)
-                        if (y == C(-1)) return minus(C(0), x);
-                    return C(x / y);
-                } else {
-                    return x / y;
-                }
-            case BinaryFunction::Max: return x > y ? x : y;
-            case BinaryFunction::Min: return x < y ? x : y;
-            case BinaryFunction::ModulusTruncate:
-            case BinaryFunction::ModulusFloor: {
-                C r;
-                if constexpr (integral) {
-                    if (y == C(0)) return C(0);  // unspecified by DirectML: 0
-                    if constexpr (std::is_signed_v<C>)
-                        if (y == C(-1)) return C(0);
-                    r = C(x % y);
-                } else {
-                    r = fmod(x, y);
-                }
-                if constexpr (std::is_unsigned_v<C>) return r;
-                else if (fn == BinaryFunction::ModulusFloor && r != C(0) && ((r < C(0)) != (y < C(0)))) return C(r + y);
-                else return r;
-            }
-            case BinaryFunction::Mean:
-                if constexpr (integral) {
-                    // (x + y) / 2 rounded toward zero, without the sum's overflow: the floored mean, then + 1 where
-                    // the sum is negative and odd.
-                    const C floor_mean = C((x >> 1) + (y >> 1) + (x & y & C(1)));
-                    if constexpr (std::is_signed_v<C>) return C(floor_mean + C(floor_mean < C(0) && ((x ^ y) & C(1))));
-                    else return floor_mean;
-                } else {
-                    return (x + y) * C(0.5);
-                }
-            case BinaryFunction::DifferenceSquare: return times(minus(x, y), minus(x, y));
-            case BinaryFunction::ATanYX:  // floats only
-                if constexpr (integral) return C(0);
-                else return atan2(x, y);
-            case BinaryFunction::LogicalAnd: return C(x != C(0) && y != C(0));
-            case BinaryFunction::LogicalOr: return C(x != C(0) || y != C(0));
-            case BinaryFunction::LogicalXor: return C((x != C(0)) != (y != C(0)));
-            default: return x;  // bitwise functions: Bitwise
-        }
+        if constexpr (is_float_v<T>) return apply_activation(act, as_stored<T>(apply_binary(fn, x, y)));
+        else return apply_binary(fn, x, y);
     }
 };
 
 template <class U>
 struct Bitwise {
     BinaryFunction fn;
-    __device__ U operator()(U x, U y) const {
-        constexpr U bits = U(sizeof(U) * 8);
-        switch (fn) {
-            case BinaryFunction::BitAnd: return U(x & y);
-            case BinaryFunction::BitOr: return U(x | y);
-            case BinaryFunction::BitXor: return U(x ^ y);
-            // A shift by the width or more is unspecified by DirectML: every bit shifts out (0), as on the CPU.
-            case BinaryFunction::BitShiftLeft: return y >= bits ? U(0) : U(wide_unsigned_t<U>(x) << y);
-            case BinaryFunction::BitShiftRight: return y >= bits ? U(0) : U(x >> y);
-            default: return x;
-        }
-    }
+    __device__ U operator()(U x, U y) const { return apply_bitwise(fn, x, y); }
 };
 
 bool is_bitwise(BinaryFunction f) {
@@ -381,24 +205,6 @@ void launch_binary(const MapKernel<3>& k, const LaunchArgs& a) {
 }
 
 // --- pow ------------------------------------------------------------------------------------------------------------
-
-// Integer base and exponent: exact, wrapping like repeated multiplication.
-template <class C>
-__device__ C integer_pow(C base, int64_t e) {
-    if (e < 0) {
-        // |base^e| < 1 truncates to 0 unless |base| is 1; 0^negative is undefined: 0.
-        if (base == C(1)) return C(1);
-        if constexpr (std::is_signed_v<C>)
-            if (base == C(-1)) return (e & 1) ? C(-1) : C(1);
-        return C(0);
-    }
-    C result = C(1);
-    for (uint64_t n = uint64_t(e); n; n >>= 1) {
-        if (n & 1u) result = times(result, base);
-        base = times(base, base);
-    }
-    return result;
-}
 
 // The exponent tensor has a type of its own (one of the eight of at most 32 bits): each is read as its value, an
 // int64 for the integer types, a float for the float ones, which the CPU's arithmetic cannot tell apart.
@@ -432,16 +238,9 @@ struct PowOp {
         C b = load(x + off[1]);
         if constexpr (is_float_v<T>) {
             if (scaled) b = affine(b, scale, bias);
-            store(y + off[0], ::pow(b, is_float ? C(fe) : C(ie)));
-        } else if (is_float) {
-            // Integer base, float exponent: computed in double, then converted as cast does. CUDA's pow may miss
-            // by 2 ulp where the CPU's is exact (pow(9, 0.5) = 2.9999999999999996), and truncation would turn that
-            // into 2: a result within 4 ulp of an integer is taken as that integer.
-            double r = ::pow(double(b), double(fe)), n = rint(r);
-            if (fabs(r - n) <= 4 * DBL_EPSILON * fabs(n)) r = n;
-            store(y + off[0], convert<C>(r));
+            store(y + off[0], apply_pow(b, is_float ? C(fe) : C(ie)));
         } else {
-            store(y + off[0], integer_pow(b, ie));
+            store(y + off[0], is_float ? apply_pow(b, fe) : apply_pow(b, ie));
         }
     }
 };
@@ -462,16 +261,7 @@ void launch_pow(const MapKernel<3>& k, const LaunchArgs& a) {
 struct Compare {
     CompareFunction fn;
     template <class C>
-    __device__ bool operator()(C x, C y) const {  // NaN compares false
-        switch (fn) {
-            case CompareFunction::Equals: return x == y;
-            case CompareFunction::GreaterThan: return x > y;
-            case CompareFunction::GreaterThanOrEqual: return x >= y;
-            case CompareFunction::LessThan: return x < y;
-            case CompareFunction::LessThanOrEqual: return x <= y;
-        }
-        return false;
-    }
+    __device__ bool operator()(C x, C y) const { return apply_compare(fn, x, y); }
 };
 
 void launch_compare(const MapKernel<3>& k, const LaunchArgs& a) {
@@ -498,7 +288,7 @@ struct Clip {
     bool scaled;
     __device__ C operator()(C x) const {
         if (scaled) x = affine(x, scale, bias);
-        return x < lo ? lo : (x > hi ? hi : x);
+        return apply_clip(x, lo, hi);
     }
 };
 
@@ -519,7 +309,7 @@ struct ClipGrad {
     C lo, hi;
     __device__ C operator()(C x, C g) const {
         if constexpr (std::is_integral_v<C>) return (x < lo || x > hi) ? C(0) : g;
-        else return (x <= lo || x >= hi) ? C(0) : g;
+        else return clip_grad_stops(x, lo, hi) ? C(0) : g;
     }
 };
 

@@ -9,7 +9,9 @@
 
 #include "../cublaslt.h"
 #include "../cuda_device.h"
+#include "factory.h"
 #include "kernel.h"
+#include "workspace.h"
 
 namespace dml::cuda {
 
@@ -46,18 +48,13 @@ public:
         const bool ta = desc_.trans_a == MatrixTransform::Transpose, tb = desc_.trans_b == MatrixTransform::Transpose;
         const bool f64 = type_ == DataType::Float64;  // cuBLASLt's epilogues serve float32 and float16 here
 
-        uint64_t ws = 0;
-        auto reserve = [&](uint64_t bytes) {
-            uint64_t at = ws;
-            ws += (bytes + 255) & ~uint64_t(255);
-            return at;
-        };
+        WorkspaceLayout ws;
         // An operand cuBLASLt can read in place, or a packed copy of it in the workspace.
         auto operand = [&](const TensorDesc& d, Operand& op) {
             MatrixView v(d);
             if (!transposed_operand(v, false)) {
                 op.pack = StridedCopy::packing(device, d);
-                op.pack_offset = reserve(d.element_count() * es_);
+                op.pack_offset = ws.reserve(d.element_count() * es_);
                 v = MatrixView(TensorDesc(type_, d.sizes));
             }
             op.view = v;
@@ -85,7 +82,7 @@ public:
             } else {
                 if (!((N == 1 || cv.col_stride == 1) && (M == 1 || cv.row_stride >= N))) {
                     c_.pack = StridedCopy::packing(device, c);
-                    c_.pack_offset = reserve(c.element_count() * es_);
+                    c_.pack_offset = ws.reserve(c.element_count() * es_);
                     cv = MatrixView(TensorDesc(type_, c.sizes));
                 }
                 p.c = LtMatrix{N, M, M == 1 ? int64_t(N) : cv.row_stride, 0, false};
@@ -128,8 +125,8 @@ public:
         p.alignment = uint32_t(align ? align : 256);
 
         matmul_.emplace(device.cublaslt(), p);
-        matmul_offset_ = reserve(matmul_->workspace_size());
-        workspace_ = ws;
+        matmul_offset_ = ws.reserve(matmul_->workspace_size());
+        workspace_ = ws.size;
     }
 
     uint64_t workspace_size() const override { return workspace_; }
@@ -179,9 +176,7 @@ private:
 }  // namespace
 
 void register_gemm_kernels(KernelTable& t) {
-    add_kernel<GemmDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<GemmKernel>(n, d);
-    });
+    add_kernel<GemmDesc>(t, make_kernel<GemmKernel>);
 }
 
 }  // namespace dml::cuda

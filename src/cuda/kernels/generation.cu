@@ -6,21 +6,13 @@
 #include <cstring>
 
 #include "common.cuh"
+#include "factory.h"
 #include "kernel.h"
+#include "storage.cuh"
 
 namespace dml::cuda {
 
 namespace {
-
-template <class F>
-void visit_storage(size_t element_size, F&& f) {
-    switch (element_size) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
 
 // Launches over a packed output: its one merged dimension drives for_each, offset 0 is element i.
 Indexer<1> packed_indexer(const TensorDesc& y) { return make_indexer<1>(y.sizes, {signed_strides(y)}); }
@@ -348,28 +340,17 @@ private:
     std::shared_ptr<Memory> memory_;
 };
 
-template <class K>
-std::unique_ptr<CudaKernel> make(const Node& node, CudaDevice& device) {
-    return std::make_unique<K>(node, device);
-}
-
 }  // namespace
 
 void register_generation_kernels(KernelTable& t) {
-    add_kernel<FillValueConstantDesc>(t, make<FillConstantKernel>);
-    add_kernel<FillValueSequenceDesc>(t, make<FillSequenceKernel>);
-    add_kernel<RandomGeneratorDesc>(t, make<RandomKernel>);
-    auto quantize = [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<QuantizationKernel>(n, d, true);
-    };
-    auto dequantize = [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<QuantizationKernel>(n, d, false);
-    };
-    add_kernel<QuantizeLinearDesc>(t, quantize);
-    add_kernel<QuantizeDesc>(t, quantize);
-    add_kernel<DequantizeLinearDesc>(t, dequantize);
-    add_kernel<DequantizeDesc>(t, dequantize);
-    add_kernel<ConstantDataDesc>(t, make<ConstantDataKernel>);
+    add_kernel<FillValueConstantDesc>(t, make_kernel<FillConstantKernel>);
+    add_kernel<FillValueSequenceDesc>(t, make_kernel<FillSequenceKernel>);
+    add_kernel<RandomGeneratorDesc>(t, make_kernel<RandomKernel>);
+    add_kernel<QuantizeLinearDesc>(t, make_kernel<QuantizationKernel, true>);  // true: quantizing
+    add_kernel<QuantizeDesc>(t, make_kernel<QuantizationKernel, true>);
+    add_kernel<DequantizeLinearDesc>(t, make_kernel<QuantizationKernel, false>);
+    add_kernel<DequantizeDesc>(t, make_kernel<QuantizationKernel, false>);
+    add_kernel<ConstantDataDesc>(t, make_kernel<ConstantDataKernel>);
 }
 
 }  // namespace dml::cuda

@@ -6,21 +6,13 @@
 #include "../../core/ops/indexing.h"
 
 #include "common.cuh"
+#include "factory.h"
 #include "kernel.h"
+#include "storage.cuh"
 
 namespace dml::cuda {
 
 namespace {
-
-template <class F>
-void visit_storage(size_t element_size, F&& f) {
-    switch (element_size) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
 
 // An index value as the CPU reads it: UINT64 values past INT64_MAX saturate there (out of range for any bound).
 __device__ __forceinline__ int64_t read_index(DataType type, const void* p, int64_t at) {
@@ -341,9 +333,7 @@ void register_indexing_kernels(KernelTable& t) {
     add_kernel<GatherNdDesc>(t, make_gather_nd);
     add_kernel<ScatterElementsDesc>(t, make_scatter_elements);
     add_kernel<ScatterNdDesc>(t, make_scatter_nd);
-    add_kernel<OneHotDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<OneHotKernel>(n, d);
-    });
+    add_kernel<OneHotDesc>(t, make_kernel<OneHotKernel>);
 }
 
 }  // namespace dml::cuda

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "factory.h"
 #include "group.cuh"
 
 namespace dml::cuda {
@@ -690,19 +691,14 @@ private:
     Indexer<1> ix_;
 };
 
-template <class K>
-std::unique_ptr<CudaKernel> make(const Node& n, CudaDevice& d) {
-    return std::make_unique<K>(n, d);
-}
-
 }  // namespace
 
 void register_normalization_kernels(KernelTable& t) {
-    add_kernel<BatchNormalizationDesc>(t, make<BatchNormKernel>);
-    add_kernel<BatchNormalizationTrainingDesc>(t, make<NormalizeKernel>);
-    add_kernel<BatchNormalizationGradDesc>(t, make<BatchNormGradKernel>);
-    add_kernel<MeanVarianceNormalizationDesc>(t, make<NormalizeKernel>);
-    add_kernel<LocalResponseNormalizationDesc>(t, make<LrnKernel>);
+    add_kernel<BatchNormalizationDesc>(t, make_kernel<BatchNormKernel>);
+    add_kernel<BatchNormalizationTrainingDesc>(t, make_kernel<NormalizeKernel>);
+    add_kernel<BatchNormalizationGradDesc>(t, make_kernel<BatchNormGradKernel>);
+    add_kernel<MeanVarianceNormalizationDesc>(t, make_kernel<NormalizeKernel>);
+    add_kernel<LocalResponseNormalizationDesc>(t, make_kernel<LrnKernel>);
 }
 
 }  // namespace dml::cuda

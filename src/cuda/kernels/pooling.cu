@@ -5,81 +5,52 @@
 // precision); its ROI gradient is reduced by one block per region, in a fixed order.
 #include "../../core/ops/pooling.h"
 
+#include "../../executor/pooling_math.h"
+#include "factory.h"
 #include "group.cuh"
 
 namespace dml::cuda {
 
 namespace {
 
-// Whether v replaces `best` as the maximum (replaces_extreme): a number replaces NaN, NaN replaces nothing.
-template <class C>
-__device__ __forceinline__ bool beats(C v, C best) {
-    if constexpr (std::is_floating_point_v<C>)
-        if (isnan(best)) return !isnan(v);
-    return v > best;
-}
-
 // ---- sliding-window pooling -----------------------------------------------------------------------------------
 
-// The window over three spatial dimensions: a 4-D input pools as a 5-D one with a depth of 1.
+// The window (pool_axes: a 4-D input pools as a 5-D one with a depth of 1) and the image's leading strides.
 struct PoolGeometry {
-    int64_t in[3], out[3], stride[3], window[3], dilation[3], start[3], end[3], in_stride[3];
+    PoolAxes axes;
     int64_t channels, n_stride, c_stride;
 };
 
 PoolGeometry pool_geometry(const PoolingWindow& w, const TensorDesc& x, const TensorDesc& y) {
-    PoolGeometry g{};
-    const size_t nd = w.window_size.size(), pad = 3 - nd;
     const Strides st = x.effective_strides();
-    for (size_t i = 0; i < 3; ++i) {
-        if (i < pad) {
-            g.in[i] = g.out[i] = g.stride[i] = g.window[i] = g.dilation[i] = 1;
-            continue;
-        }
-        const size_t s = i - pad;
-        g.in[i] = x.sizes[2 + s], g.out[i] = y.sizes[2 + s], g.in_stride[i] = st[2 + s];
-        g.stride[i] = w.strides[s], g.window[i] = w.window_size[s], g.dilation[i] = w.dilations[s];
-        g.start[i] = w.start_padding[s], g.end[i] = w.end_padding[s];
-    }
-    g.channels = x.sizes[1], g.n_stride = st[0], g.c_stride = st[1];
-    return g;
+    return {pool_axes(w, x, y), x.sizes[1], st[0], st[1]};
 }
 
 // Calls visit(input offset, packed input index) for each tap of output element `o` (packed) inside the input,
-// depth-major as DirectML scans a window; `inside` counts them, `padded` counts the taps inside the padded input
-// (include_padding's divisor: taps past the end padding of a ceiling-mode window are not counted).
+// depth-major as DirectML scans a window; `inside` counts them, `padded` counts the taps inside the padded input.
 template <class F>
 __device__ void for_each_tap(const PoolGeometry& g, uint64_t o, F&& visit, int64_t& inside, int64_t& padded) {
+    const PoolAxis* a = g.axes.axis;
     int64_t pos[3];
     for (int d = 2; d >= 0; --d) {
-        pos[d] = int64_t(o % uint64_t(g.out[d]));
-        o /= uint64_t(g.out[d]);
+        pos[d] = int64_t(o % uint64_t(a[d].out));
+        o /= uint64_t(a[d].out);
     }
     const int64_t nc = int64_t(o), n = nc / g.channels, c = nc % g.channels;
-    const int64_t base = n * g.n_stride + c * g.c_stride, first = nc * g.in[0] * g.in[1] * g.in[2];
-    padded = 1;
-    for (int d = 0; d < 3; ++d) {
-        int64_t count = 0;
-        for (int64_t j = 0; j < g.window[d]; ++j) {
-            const int64_t at = pos[d] * g.stride[d] + j * g.dilation[d] - g.start[d];
-            count += at >= -g.start[d] && at < g.in[d] + g.end[d];
-        }
-        padded *= count;
-    }
+    const int64_t base = n * g.n_stride + c * g.c_stride, first = nc * g.axes.plane_size();
+    padded = a[0].padded_taps(pos[0]) * a[1].padded_taps(pos[1]) * a[2].padded_taps(pos[2]);
     inside = 0;
-    auto at = [&](int d, int64_t j) { return pos[d] * g.stride[d] + j * g.dilation[d] - g.start[d]; };
-    for (int64_t jz = 0; jz < g.window[0]; ++jz) {
-        const int64_t z = at(0, jz);
-        if (z < 0 || z >= g.in[0]) continue;
-        for (int64_t jy = 0; jy < g.window[1]; ++jy) {
-            const int64_t y = at(1, jy);
-            if (y < 0 || y >= g.in[1]) continue;
-            for (int64_t jx = 0; jx < g.window[2]; ++jx) {
-                const int64_t x = at(2, jx);
-                if (x < 0 || x >= g.in[2]) continue;
+    for (int64_t jz = 0; jz < a[0].size; ++jz) {
+        const int64_t z = a[0].at(pos[0], jz);
+        if (!a[0].inside(z)) continue;
+        for (int64_t jy = 0; jy < a[1].size; ++jy) {
+            const int64_t y = a[1].at(pos[1], jy);
+            if (!a[1].inside(y)) continue;
+            for (int64_t jx = 0; jx < a[2].size; ++jx) {
+                const int64_t x = a[2].at(pos[2], jx);
+                if (!a[2].inside(x)) continue;
                 ++inside;
-                visit(base + z * g.in_stride[0] + y * g.in_stride[1] + x * g.in_stride[2],
-                      first + (z * g.in[1] + y) * g.in[2] + x);
+                visit(base + g.axes.offset(z, y, x), first + g.axes.index(z, y, x));
             }
         }
     }
@@ -119,7 +90,7 @@ struct MaxPoolOp {
             g, o,
             [&](int64_t at, int64_t index) {
                 const C v = load(x + at);
-                if (first || beats(v, best)) best = v, best_at = at, best_index = index, first = false;
+                if (first || replaces_maximum(v, best)) best = v, best_at = at, best_index = index, first = false;
             },
             inside, padded);
         y[o] = x[best_at];
@@ -170,51 +141,6 @@ private:
 
 // ---- ROI align ------------------------------------------------------------------------------------------------
 
-// The sample grid of one region along one axis (cpu/kernels/pooling.cpp's RoiAxis, in the same double
-// arithmetic): samples per output element and each sample's input coordinate, pixel centers at integers.
-struct RoiAxis {
-    int64_t samples;
-    double begin, size, scale, shift, denominator, input_offset;
-
-    __device__ RoiAxis(const RoiAlignParams& p, double c1, double c2, double scale_, int64_t out_size)
-        : begin(c1 * scale_), size((c2 - c1) * scale_), scale(scale_), input_offset(p.input_pixel_offset) {
-        // clamp(size / output size) samples, rounded up; an empty, inverted, NaN or infinite region takes the minimum.
-        double want = ceil(size / double(out_size));
-        if (!(want >= double(p.minimum_samples_per_output)) || !isfinite(want)) want = p.minimum_samples_per_output;
-        samples = int64_t(fmin(want, double(p.maximum_samples_per_output)));
-        const double total = double(samples) * double(out_size);
-        shift = p.align_regions_to_corners ? 0.0 : -double(p.output_pixel_offset);
-        denominator = p.align_regions_to_corners ? total - 1 : total;
-    }
-    __device__ double fraction(int64_t i) const { return denominator > 0 ? (double(i) + shift) / denominator : 0.0; }
-    __device__ double coordinate(int64_t i) const {
-        return (denominator > 0 ? begin + (double(i) + shift) * size / denominator : begin) - input_offset;
-    }
-    __device__ double d_first(int64_t i) const { return scale * (1 - fraction(i)); }
-    __device__ double d_second(int64_t i) const { return scale * fraction(i); }
-};
-
-// Where a sample reads along one axis: out of bounds outside [-1, size], else two taps (clamped to the edges) and
-// the weight of the second; nearest neighbor rounds halves down.
-struct AxisSample {
-    bool inside;
-    int64_t lo, hi;
-    double weight;
-    bool moves;  // the value depends on the coordinate here (linear, not clamped)
-};
-
-__device__ AxisSample axis_sample(double c, int64_t size, InterpolationMode mode) {
-    if (!(c >= -1.0 && c <= double(size))) return {false, 0, 0, 0.0, false};
-    if (mode == InterpolationMode::NearestNeighbor) {
-        const int64_t i = min(max(int64_t(ceil(c - 0.5)), int64_t(0)), size - 1);
-        return {true, i, i, 0.0, false};
-    }
-    if (c <= 0) return {true, 0, 0, 0.0, false};
-    const int64_t lo = int64_t(floor(c));
-    if (lo >= size - 1) return {true, size - 1, size - 1, 0.0, false};
-    return {true, lo, lo + 1, c - double(lo), true};
-}
-
 // The region operands: corners [.., rois, 4] of the input's type and a batch index per region.
 template <class T>
 struct Regions {
@@ -249,25 +175,7 @@ struct Plane {
     const T* data;
     int64_t sy, sx;
     __device__ double at(int64_t y, int64_t x) const { return double(load(data + y * sy + x * sx)); }
-    __device__ double sample(const AxisSample& y, const AxisSample& x) const {
-        return (1 - y.weight) * ((1 - x.weight) * at(y.lo, x.lo) + x.weight * at(y.lo, x.hi)) +
-               y.weight * ((1 - x.weight) * at(y.hi, x.lo) + x.weight * at(y.hi, x.hi));
-    }
 };
-
-// f(y sample, x sample, iy, ix) for the samples of output element (oy, ox) of a region, row-major.
-template <class F>
-__device__ void for_each_sample(const RoiAxis& ay, const RoiAxis& ax, int64_t oy, int64_t ox, int64_t height,
-                                int64_t width, InterpolationMode mode, F&& f) {
-    for (int64_t sy = 0; sy < ay.samples; ++sy) {
-        const int64_t iy = oy * ay.samples + sy;
-        const AxisSample y = axis_sample(ay.coordinate(iy), height, mode);
-        for (int64_t sx = 0; sx < ax.samples; ++sx) {
-            const int64_t ix = ox * ax.samples + sx;
-            f(y, axis_sample(ax.coordinate(ix), width, mode), iy, ix);
-        }
-    }
-}
 
 // The image dimensions and the input's strides (zero when the image is absent).
 struct Image {
@@ -283,6 +191,14 @@ Image image_of(const TensorDesc& sizes_from, const TensorDesc* strided) {
     return m;
 }
 
+// Splits flat index i of an output or its gradient over [rois, channels, out_h, out_w].
+__device__ void roi_element(uint64_t i, int64_t channels, int64_t out_h, int64_t out_w, int64_t& r, int64_t& c,
+                            int64_t& oy, int64_t& ox) {
+    ox = int64_t(i % uint64_t(out_w)), oy = int64_t(i / uint64_t(out_w) % uint64_t(out_h));
+    c = int64_t(i / uint64_t(out_w * out_h) % uint64_t(channels));
+    r = int64_t(i / uint64_t(out_w * out_h * channels));
+}
+
 // A batch index out of range is undefined in DirectML: no input is read and the output is the out-of-bounds value.
 template <class T>
 struct RoiAlignOp {
@@ -295,26 +211,15 @@ struct RoiAlignOp {
     double oob;
 
     __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
-        const int64_t ox = int64_t(i % uint64_t(out_w)), oy = int64_t(i / uint64_t(out_w) % uint64_t(out_h));
-        const int64_t c = int64_t(i / uint64_t(out_w * out_h) % uint64_t(image.channels));
-        const int64_t r = int64_t(i / uint64_t(out_w * out_h * image.channels));
+        int64_t r, c, oy, ox;
+        roi_element(i, image.channels, out_h, out_w, r, c, oy, ox);
         const RoiAxis ax = regions.axis_x(p, r, out_w), ay = regions.axis_y(p, r, out_h);
         const uint64_t n = regions.batch_index(r);
         const bool valid = n < uint64_t(image.batches);
         const Plane<T> plane{x + (valid ? int64_t(n) * image.stride[0] + c * image.stride[1] : 0), image.stride[2],
                              image.stride[3]};
-        const bool average = p.reduction == ReduceFunction::Average;
-        bool first = true;
-        double acc = 0;
-        for_each_sample(ay, ax, oy, ox, image.height, image.width, p.interpolation,
-                        [&](const AxisSample& sy, const AxisSample& sx, int64_t, int64_t) {
-                            const double v = valid && sy.inside && sx.inside ? plane.sample(sy, sx) : oob;
-                            if (average) acc += v;
-                            else if (first || beats(v, acc)) acc = v;
-                            first = false;
-                        });
-        if (average) acc /= double(ay.samples) * double(ax.samples);
-        store(y + i, compute_of<T>(acc));
+        const double v = roi_align_value(p, ay, ax, oy, ox, image.height, image.width, plane, valid, oob);
+        store(y + i, compute_of<T>(v));
     }
 };
 
@@ -373,33 +278,14 @@ struct RoiGrad {
                              image.stride[2], image.stride[3]};
         const double g =
             double(load(dy + r * dy_stride[0] + c * dy_stride[1] + oy * dy_stride[2] + ox * dy_stride[3]));
-        if (p.reduction != ReduceFunction::Max) {
-            const double w = g / (double(ay.samples) * double(ax.samples));
-            for_each_sample(ay, ax, oy, ox, image.height, image.width, p.interpolation,
-                            [&](const AxisSample& sy, const AxisSample& sx, int64_t iy, int64_t ix) {
-                                if (sy.inside && sx.inside) f(plane, sy, sx, iy, ix, w);
-                            });
-            return;
-        }
-        // Out-of-bounds samples have no input to differentiate and take no part in the maximum.
-        bool found = false;
-        double best = 0;
-        AxisSample by{}, bx{};
-        int64_t biy = 0, bix = 0;
-        for_each_sample(ay, ax, oy, ox, image.height, image.width, p.interpolation,
-                        [&](const AxisSample& sy, const AxisSample& sx, int64_t iy, int64_t ix) {
-                            if (!sy.inside || !sx.inside) return;
-                            const double v = plane.sample(sy, sx);
-                            if (!found || beats(v, best)) found = true, best = v, by = sy, bx = sx, biy = iy, bix = ix;
-                        });
-        if (found) f(plane, by, bx, biy, bix, g);
+        roi_sample_gradients(p, ay, ax, oy, ox, image.height, image.width, plane, g,
+                             [&](const AxisSample& sy, const AxisSample& sx, int64_t iy, int64_t ix, double w) {
+                                 f(plane, sy, sx, iy, ix, w);
+                             });
     }
 
-    // Splits flat index i over [rois, channels, out_h, out_w].
     __device__ void element(uint64_t i, int64_t& r, int64_t& c, int64_t& oy, int64_t& ox) const {
-        ox = int64_t(i % uint64_t(out_w)), oy = int64_t(i / uint64_t(out_w) % uint64_t(out_h));
-        c = int64_t(i / uint64_t(out_w * out_h) % uint64_t(image.channels));
-        r = int64_t(i / uint64_t(out_w * out_h * image.channels));
+        roi_element(i, image.channels, out_h, out_w, r, c, oy, ox);
     }
 };
 
@@ -419,10 +305,7 @@ struct RoiScatterOp {
         double* plane = acc + (int64_t(n) * grad.image.channels + c) * grad.image.height * w;
         grad.contributions(r, c, oy, ox, ay, ax,
                            [&](const Plane<T>&, const AxisSample& sy, const AxisSample& sx, int64_t, int64_t, double g) {
-                               atomicAdd(plane + sy.lo * w + sx.lo, g * (1 - sy.weight) * (1 - sx.weight));
-                               atomicAdd(plane + sy.lo * w + sx.hi, g * (1 - sy.weight) * sx.weight);
-                               atomicAdd(plane + sy.hi * w + sx.lo, g * sy.weight * (1 - sx.weight));
-                               atomicAdd(plane + sy.hi * w + sx.hi, g * sy.weight * sx.weight);
+                               scatter_bilinear(sy, sx, w, g, [&](int64_t at, double v) { atomicAdd(plane + at, v); });
                            });
     }
 };
@@ -446,9 +329,7 @@ __device__ __forceinline__ Quad shuffle_xor(Quad q, int m) {
 
 constexpr int kRoiTeam = 256;
 
-// One block per region sums its four corner gradients over its channels and output elements. The image gradient
-// at a sample is the bilinear one whatever the interpolation mode (as DirectML's pseudo-code has it); a clamped
-// axis contributes nothing.
+// One block per region sums its four corner gradients over its channels and output elements.
 template <class T>
 __global__ void __launch_bounds__(kRoiTeam) roi_gradient_kernel(RoiGrad<T> grad, int64_t rois, T* out) {
     const uint64_t per_region = uint64_t(grad.image.channels * grad.out_h * grad.out_w);
@@ -461,19 +342,8 @@ __global__ void __launch_bounds__(kRoiTeam) roi_gradient_kernel(RoiGrad<T> grad,
             grad.contributions(r, c, oy, ox, ay, ax,
                                [&](const Plane<T>& plane, const AxisSample&, const AxisSample&, int64_t iy,
                                    int64_t ix, double w) {
-                                   const int64_t h = grad.image.height, wd = grad.image.width;
-                                   const AxisSample ly = axis_sample(ay.coordinate(iy), h, InterpolationMode::Linear);
-                                   const AxisSample lx = axis_sample(ax.coordinate(ix), wd, InterpolationMode::Linear);
-                                   const double tl = plane.at(ly.lo, lx.lo), tr = plane.at(ly.lo, lx.hi);
-                                   const double bl = plane.at(ly.hi, lx.lo), br = plane.at(ly.hi, lx.hi);
-                                   const double gx =
-                                       lx.moves ? (1 - ly.weight) * (tr - tl) + ly.weight * (br - bl) : 0.0;
-                                   const double gy =
-                                       ly.moves ? (1 - lx.weight) * (bl - tl) + lx.weight * (br - tr) : 0.0;
-                                   sum.v[0] += w * gx * ax.d_first(ix);
-                                   sum.v[2] += w * gx * ax.d_second(ix);
-                                   sum.v[1] += w * gy * ay.d_first(iy);
-                                   sum.v[3] += w * gy * ay.d_second(iy);
+                                   add_corner_gradient(ay, ax, iy, ix, grad.image.height, grad.image.width, plane, w,
+                                                       sum.v);
                                });
         }
         sum = team_reduce<kRoiTeam>(sum, [](Quad p, Quad q) {
@@ -542,18 +412,13 @@ private:
     Image image_;
 };
 
-template <class K>
-std::unique_ptr<CudaKernel> make(const Node& n, CudaDevice& d) {
-    return std::make_unique<K>(n, d);
-}
-
 }  // namespace
 
 void register_pooling_kernels(KernelTable& t) {
-    add_kernel<AveragePoolingDesc>(t, make<PoolingKernel>);
-    add_kernel<MaxPoolingDesc>(t, make<PoolingKernel>);
-    add_kernel<RoiAlignDesc>(t, make<RoiAlignKernel>);
-    add_kernel<RoiAlignGradDesc>(t, make<RoiAlignGradKernel>);
+    add_kernel<AveragePoolingDesc>(t, make_kernel<PoolingKernel>);
+    add_kernel<MaxPoolingDesc>(t, make_kernel<PoolingKernel>);
+    add_kernel<RoiAlignDesc>(t, make_kernel<RoiAlignKernel>);
+    add_kernel<RoiAlignGradDesc>(t, make_kernel<RoiAlignGradKernel>);
 }
 
 }  // namespace dml::cuda

@@ -6,6 +6,7 @@
 #include "../../core/ops/convolution.h"
 #include "../../core/ops/gemm.h"
 #include "common.cuh"
+#include "factory.h"
 #include "kernel.h"
 
 namespace dml::cuda {
@@ -70,6 +71,39 @@ struct RequantizeSpec {
     template <class Q> Requantize<Q> bind(const LaunchArgs& a) const {
         return {scale1.bind<float>(a), scale2.bind<float>(a), out_scale.bind<float>(a), out_zero.bind<Q>(a),
                 bias ? bias->bind<int32_t>(a) : Param<int32_t>{nullptr, 0}};
+    }
+};
+
+// The inputs both families share: 8-bit operands A and B with their zero points, as (a, a_zero_point, b,
+// b_zero_point), or quantized (a, a_scale, a_zero_point, b, b_scale, b_zero_point, ...). The output is INT32, or
+// 8-bit requantized where the kernel sets `requantize`.
+struct IntegerOperands {
+    size_t a, b;
+    ParamSpec a_zero, b_zero;
+    DataType a_type, b_type, y_type;
+    std::optional<RequantizeSpec> requantize;
+
+    // The zero points vary, if at all, along `a_axis` of A and `b_axis` of B.
+    IntegerOperands(const Node& node, bool quantized, size_t a_axis, size_t b_axis)
+        : a(0), b(quantized ? 3 : 2), a_zero(node, quantized ? 2 : 1, a_axis), b_zero(node, quantized ? 5 : 3, b_axis),
+          a_type(node.inputs[a]->desc.data_type), b_type(node.inputs[b]->desc.data_type),
+          y_type(node.outputs[0].data_type) {}
+
+    // Calls f(a, b, a_zero, b_zero, y, epilogue) with the node's element types.
+    template <class F>
+    void visit(const LaunchArgs& args, F&& f) const {
+        visit_8bit(a_type, [&]<class A>() {
+            visit_8bit(b_type, [&]<class B>() {
+                const A* av = static_cast<const A*>(args.inputs[a]);
+                const B* bv = static_cast<const B*>(args.inputs[b]);
+                const Param<A> az = a_zero.bind<A>(args);
+                const Param<B> bz = b_zero.bind<B>(args);
+                if (!requantize) return f(av, bv, az, bz, static_cast<int32_t*>(args.outputs[0]), WrapInt32{});
+                visit_8bit(y_type, [&]<class Q>() {
+                    f(av, bv, az, bz, static_cast<Q*>(args.outputs[0]), requantize->bind<Q>(args));
+                });
+            });
+        });
     }
 };
 
@@ -148,12 +182,10 @@ __global__ void __launch_bounds__(kTile * kTileRows)
 class IntegerProductKernel : public CudaKernel {
 public:
     IntegerProductKernel(const Node& node, const CudaDevice& device, bool quantized)
-        : a_(0), b_(quantized ? 3 : 2), a_zero_(node, quantized ? 2 : 1, 2), b_zero_(node, quantized ? 5 : 3, 3),
-          a_type_(node.inputs[a_]->desc.data_type), b_type_(node.inputs[b_]->desc.data_type),
-          y_type_(node.outputs[0].data_type), sm_count_(device.sm_count()) {
+        : ops_(node, quantized, 2, 3), sm_count_(device.sm_count()) {
         if (quantized)  // the real product's scales per row of A and column of B; the output's per row
-            requantize_ = RequantizeSpec{{node, 1, 2}, {node, 4, 3}, {node, 6, 2}, {node, 7, 2}, std::nullopt};
-        const TensorDesc &a = node.inputs[a_]->desc, &b = node.inputs[b_]->desc, &y = node.outputs[0];
+            ops_.requantize = RequantizeSpec{{node, 1, 2}, {node, 4, 3}, {node, 6, 2}, {node, 7, 2}, std::nullopt};
+        const TensorDesc &a = node.inputs[ops_.a]->desc, &b = node.inputs[ops_.b]->desc, &y = node.outputs[0];
         const std::vector<int64_t> as = signed_strides(a), bs = signed_strides(b);
         for (int d = 0; d < 4; ++d) shape_.a_stride[d] = as[d], shape_.b_stride[d] = bs[d];
         shape_.batch1 = y.sizes[1], shape_.M = y.sizes[2], shape_.N = y.sizes[3], shape_.K = a.sizes[3];
@@ -163,15 +195,9 @@ public:
     }
 
     void enqueue(const LaunchArgs& args) const override {
-        visit_8bit(a_type_, [&]<class A>() {
-            visit_8bit(b_type_, [&]<class B>() {
-                IntegerProduct<A, B> p{static_cast<const A*>(args.inputs[a_]), static_cast<const B*>(args.inputs[b_]),
-                                       a_zero_.bind<A>(args), b_zero_.bind<B>(args), shape_};
-                if (!requantize_) return launch(p, WrapInt32{}, static_cast<int32_t*>(args.outputs[0]), args.stream);
-                visit_8bit(y_type_, [&]<class Q>() {
-                    launch(p, requantize_->bind<Q>(args), static_cast<Q*>(args.outputs[0]), args.stream);
-                });
-            });
+        ops_.visit(args, [&]<class A, class B, class Y, class Epilogue>(const A* a, const B* b, Param<A> a_zero,
+                                                                       Param<B> b_zero, Y* y, const Epilogue& epi) {
+            launch(IntegerProduct<A, B>{a, b, a_zero, b_zero, shape_}, epi, y, args.stream);
         });
     }
 
@@ -184,10 +210,7 @@ private:
         check_launch("integer matrix product");
     }
 
-    size_t a_, b_;
-    ParamSpec a_zero_, b_zero_;
-    std::optional<RequantizeSpec> requantize_;
-    DataType a_type_, b_type_, y_type_;
+    IntegerOperands ops_;
     int sm_count_;
     ProductShape shape_{};
 };
@@ -245,13 +268,12 @@ struct IntegerConvolution {
 class IntegerConvolutionKernel : public CudaKernel {
 public:
     IntegerConvolutionKernel(const Node& node, const CudaDevice& device, bool quantized)
-        : x_(0), w_(quantized ? 3 : 2), x_zero_(node, quantized ? 2 : 1, 1), w_zero_(node, quantized ? 5 : 3, 1),
-          x_type_(node.inputs[x_]->desc.data_type), w_type_(node.inputs[w_]->desc.data_type),
-          y_type_(node.outputs[0].data_type), sm_count_(device.sm_count()) {
+        : ops_(node, quantized, 1, 1), sm_count_(device.sm_count()) {
         if (quantized)  // the real value's scales: the input's (per tensor) and the filter's per output channel
-            requantize_ = RequantizeSpec{{node, 1, 1}, {node, 4, 1}, {node, 7, 1}, {node, 8, 1}, ParamSpec{node, 6, 1}};
+            ops_.requantize =
+                RequantizeSpec{{node, 1, 1}, {node, 4, 1}, {node, 7, 1}, {node, 8, 1}, ParamSpec{node, 6, 1}};
         const auto& d = dynamic_cast<const ConvolutionWindow&>(*node.desc);
-        const TensorDesc &x = node.inputs[x_]->desc, &w = node.inputs[w_]->desc, &y = node.outputs[0];
+        const TensorDesc &x = node.inputs[ops_.a]->desc, &w = node.inputs[ops_.b]->desc, &y = node.outputs[0];
         const std::vector<int64_t> xs = signed_strides(x), ws = signed_strides(w);
         for (int i = 0; i < 4; ++i) s_.x_stride[i] = xs[i], s_.w_stride[i] = ws[i];
         s_.out_channels = y.sizes[1];
@@ -264,45 +286,27 @@ public:
     }
 
     void enqueue(const LaunchArgs& args) const override {
-        visit_8bit(x_type_, [&]<class X>() {
-            visit_8bit(w_type_, [&]<class W>() {
-                const X* x = static_cast<const X*>(args.inputs[x_]);
-                const W* w = static_cast<const W*>(args.inputs[w_]);
-                auto run = [&]<class Y, class Epilogue>(Y* y, const Epilogue& epi) {
-                    IntegerConvolution<X, W, Epilogue, Y> f{y, x, w, x_zero_.bind<X>(args), w_zero_.bind<W>(args),
-                                                            epi, s_};
-                    for_each<1>(ix_, f, sm_count_, args.stream, "integer convolution");
-                };
-                if (!requantize_) return run(static_cast<int32_t*>(args.outputs[0]), WrapInt32{});
-                visit_8bit(y_type_, [&]<class Q>() {
-                    run(static_cast<Q*>(args.outputs[0]), requantize_->bind<Q>(args));
-                });
-            });
+        ops_.visit(args, [&]<class X, class W, class Y, class Epilogue>(const X* x, const W* w, Param<X> x_zero,
+                                                                       Param<W> w_zero, Y* y, const Epilogue& epi) {
+            IntegerConvolution<X, W, Epilogue, Y> f{y, x, w, x_zero, w_zero, epi, s_};
+            for_each<1>(ix_, f, sm_count_, args.stream, "integer convolution");
         });
     }
 
 private:
-    size_t x_, w_;
-    ParamSpec x_zero_, w_zero_;
-    std::optional<RequantizeSpec> requantize_;
-    DataType x_type_, w_type_, y_type_;
+    IntegerOperands ops_;  // A is the input, B the filter
     int sm_count_;
     ConvShape s_{};
     Indexer<1> ix_;  // over the packed output: the offset is the element's index
 };
 
-template <class Kernel, bool Quantized>
-std::unique_ptr<CudaKernel> make(const Node& node, CudaDevice& device) {
-    return std::make_unique<Kernel>(node, device, Quantized);
-}
-
 }  // namespace
 
 void register_quantized_kernels(KernelTable& t) {
-    add_kernel<MatrixMultiplyIntegerDesc>(t, make<IntegerProductKernel, false>);
-    add_kernel<QuantizedLinearMatrixMultiplyDesc>(t, make<IntegerProductKernel, true>);
-    add_kernel<ConvolutionIntegerDesc>(t, make<IntegerConvolutionKernel, false>);
-    add_kernel<QuantizedLinearConvolutionDesc>(t, make<IntegerConvolutionKernel, true>);
+    add_kernel<MatrixMultiplyIntegerDesc>(t, make_kernel<IntegerProductKernel, false>);
+    add_kernel<QuantizedLinearMatrixMultiplyDesc>(t, make_kernel<IntegerProductKernel, true>);
+    add_kernel<ConvolutionIntegerDesc>(t, make_kernel<IntegerConvolutionKernel, false>);
+    add_kernel<QuantizedLinearConvolutionDesc>(t, make_kernel<IntegerConvolutionKernel, true>);
 }
 
 }  // namespace dml::cuda

@@ -6,7 +6,9 @@
 
 #include "../cublaslt.h"
 #include "common.cuh"
+#include "factory.h"
 #include "kernel.h"
+#include "workspace.h"
 
 namespace dml::cuda {
 
@@ -106,11 +108,6 @@ public:
         const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[1]->desc, &r = node.inputs[2]->desc;
         seq_ = x.sizes[1], batch_ = x.sizes[2], hidden_ = r.sizes[3], dirs_ = w.sizes[1];
         const uint64_t I = x.sizes[3], G = 3ull * hidden_, rows = uint64_t(seq_) * batch_;
-        auto reserve = [&](uint64_t bytes) {
-            uint64_t at = workspace_;
-            workspace_ += (bytes + 255) & ~uint64_t(255);
-            return at;
-        };
         // Directions 64 floats (256 bytes) apart at least, so that every GEMM operand is as aligned as cuBLASLt
         // was told.
         const uint64_t w_dir = (G * I + 63) & ~uint64_t(63);
@@ -121,7 +118,7 @@ public:
             const std::vector<int64_t> s = signed_strides(node.inputs[input]->desc);
             std::vector<int64_t> src;
             for (uint32_t d : dims) src.push_back(s[d]);
-            const uint64_t at = reserve(bytes);
+            const uint64_t at = workspace_.reserve(bytes);
             packs_.push_back({input, at, make_indexer<2>(sizes, {std::move(dst_strides), std::move(src)})});
             return at;
         };
@@ -130,8 +127,8 @@ public:
         r_ = pack(2, {dirs_, uint32_t(G), hidden_}, {int64_t(G * hidden_), int64_t(hidden_), 1}, {1, 2, 3},
                   dirs_ * G * hidden_ * 4);
         if (node.inputs[3]) bias_ = pack(3, {dirs_, uint32_t(2 * G)}, {int64_t(2 * G), 1}, {2, 3}, dirs_ * 2 * G * 4);
-        xw_ = reserve(dirs_ * xw_dir_ * 4);
-        state_ = reserve(uint64_t(dirs_) * batch_ * 5 * hidden_ * 4);
+        xw_ = workspace_.reserve(dirs_ * xw_dir_ * 4);
+        state_ = workspace_.reserve(uint64_t(dirs_) * batch_ * 5 * hidden_ * 4);
         if (node.inputs[4]) {
             const std::vector<int64_t> s = signed_strides(node.inputs[4]->desc);
             h0_stride_ = {s[1], s[2], s[3]};
@@ -145,11 +142,11 @@ public:
         p.b = LtMatrix{I, rows, int64_t(I), 0, false};
         p.d = LtMatrix{G, rows, int64_t(G), 0, false};
         projection_.emplace(device.cublaslt(), p);
-        lt_workspace_ = reserve(projection_->workspace_size());
+        lt_workspace_ = workspace_.reserve(projection_->workspace_size());
         w_dir_ = w_dir;
     }
 
-    uint64_t workspace_size() const override { return workspace_; }
+    uint64_t workspace_size() const override { return workspace_.size; }
 
     void enqueue(const LaunchArgs& a) const override {
         auto* ws = static_cast<std::byte*>(a.workspace);
@@ -200,7 +197,8 @@ private:
     int sm_count_;
     uint32_t seq_, batch_, hidden_, dirs_;
     std::vector<Pack> packs_;
-    uint64_t workspace_ = 0, xs_ = 0, w_ = 0, r_ = 0, bias_ = 0, xw_ = 0, state_ = 0, lt_workspace_ = 0;
+    WorkspaceLayout workspace_;
+    uint64_t xs_ = 0, w_ = 0, r_ = 0, bias_ = 0, xw_ = 0, state_ = 0, lt_workspace_ = 0;  // its regions
     uint64_t w_dir_ = 0, xw_dir_ = 0;  // floats between directions
     std::array<int64_t, 3> h0_stride_{};
     int64_t length_stride_ = 0;
@@ -210,9 +208,7 @@ private:
 }  // namespace
 
 void register_recurrent_kernels(KernelTable& t) {
-    add_kernel<GRUDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        return std::make_unique<GruKernel>(n, d);
-    });
+    add_kernel<GRUDesc>(t, make_kernel<GruKernel>);
 }
 
 }  // namespace dml::cuda

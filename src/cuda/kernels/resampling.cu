@@ -1,57 +1,19 @@
 // Resampling on CUDA: RESAMPLE2, RESAMPLE_GRAD1 and UPSAMPLE_2D as one separable gather, and VALUE_SCALE_2D, with
 // the CPU kernels' semantics (cpu/kernels/resampling.cpp). Each dimension's taps (for each output coordinate, the
-// input coordinates it reads and their weights) are computed at compile exactly as the CPU computes them and
+// input coordinates it reads and their weights) are computed at compile by the CPU's code (resampling_taps.h) and
 // uploaded once; the gradient runs the transposed taps, so every output element gathers and no two threads
 // accumulate into one. Sums are in float, in the CPU's order.
 #include "../../core/ops/resampling.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
+#include "../../executor/resampling_taps.h"
 #include "common.cuh"
 
 namespace dml::cuda {
 
 namespace {
-
-// For each coordinate of the side being computed, the (position, weight) pairs it reads.
-using Taps = std::vector<std::vector<std::pair<uint32_t, float>>>;
-
-// RESAMPLE2's taps of dimension `d` for `n_out` outputs read from `n_in` inputs. The input coordinate of output o
-// is (o - output_offset) / scale - input_offset, clamped to the edges. Zero weights are left out, so a
-// neighbour's inf or NaN never leaks into an output it does not weigh.
-Taps forward_taps(const ResampleParams& p, size_t d, uint32_t n_in, uint32_t n_out) {
-    Taps t(n_out);
-    const int64_t last = int64_t(n_in) - 1;
-    auto at = [&](int64_t i) { return uint32_t(std::clamp<int64_t>(i, 0, last)); };
-    for (uint32_t o = 0; o < n_out; ++o) {
-        double x = (double(o) - p.output_offsets[d]) / p.scales[d] - p.input_offsets[d];
-        x = std::clamp(x, -1.0, double(n_in));  // beyond the edges every coordinate reads the edge
-        if (p.mode == InterpolationMode::NearestNeighbor) {
-            t[o].push_back({at(int64_t(p.rounding == AxisDirection::Decreasing ? std::floor(x) : std::ceil(x))), 1.0f});
-            continue;
-        }
-        const double x0 = std::floor(x);
-        const float w = float(x - x0);
-        const uint32_t i0 = at(int64_t(x0)), i1 = at(int64_t(x0) + 1);
-        if (i0 == i1) {
-            t[o].push_back({i0, 1.0f});
-            continue;
-        }
-        if (w != 1.0f) t[o].push_back({i0, 1.0f - w});
-        if (w != 0.0f) t[o].push_back({i1, w});
-    }
-    return t;
-}
-
-// The transposed taps: for each of `n_in` forward inputs, the forward outputs that read it and their weights.
-Taps transposed(const Taps& forward, uint32_t n_in) {
-    Taps t(n_in);
-    for (size_t o = 0; o < forward.size(); ++o)
-        for (auto [i, w] : forward[o]) t[i].push_back({uint32_t(o), w});
-    return t;
-}
 
 struct Tap {
     uint32_t pos;
@@ -121,18 +83,16 @@ public:
           sm_count_(device.sm_count()),
           ix_(make_indexer<1>(node.outputs[0].sizes, {signed_strides(node.outputs[0])})) {
         const TensorDesc &x = node.inputs[0]->desc, &y = node.outputs[0];
-        const Sizes &forward_in = gradient ? y.sizes : x.sizes, &forward_out = gradient ? x.sizes : y.sizes;
         const Strides xs = x.effective_strides();
+        const std::vector<Taps> dims = resample_taps(p, gradient, x.sizes, y.sizes);
         std::vector<Tap> taps;
         std::vector<uint32_t> starts;
         g_.rank = int(y.rank());
         for (size_t d = 0; d < y.rank(); ++d) {
-            Taps t = forward_taps(p, d, forward_in[d], forward_out[d]);
-            if (gradient) t = transposed(t, forward_in[d]);
             g_.out[d] = y.sizes[d];
             g_.in_stride[d] = xs[d];
             g_.first[d] = uint32_t(starts.size());
-            for (const auto& row : t) {
+            for (const auto& row : dims[d]) {
                 starts.push_back(uint32_t(taps.size()));
                 for (auto [i, w] : row) taps.push_back({i, w});
             }
@@ -167,17 +127,6 @@ private:
     uint64_t taps_bytes_ = 0, bytes_ = 0;
     std::shared_ptr<Memory> tables_;  // the taps, then the starts
 };
-
-// UPSAMPLE_2D maps pixel centres like RESAMPLE2's defaults; with integer scales nearest neighbour is
-// floor(output / scale), which RESAMPLE2 gives with zero offsets rounding down.
-ResampleParams upsample_params(const Upsample2dDesc& d, size_t rank) {
-    const bool nearest = d.mode == InterpolationMode::NearestNeighbor;
-    ResampleParams p{d.mode, AxisDirection::Decreasing, std::vector<float>(rank, 1.0f),
-                     std::vector<float>(rank, nearest ? 0.0f : 0.5f), std::vector<float>(rank, nearest ? 0.0f : -0.5f)};
-    p.scales[rank - 2] = float(d.scale_height);
-    p.scales[rank - 1] = float(d.scale_width);
-    return p;
-}
 
 // y = scale * x + bias[channel]; the third operand steps 1 along the channel dimension only: it is the channel.
 template <class T>
