@@ -28,7 +28,10 @@ void run_activation(const KernelArgs& args) {
 void run_parameterized_relu(const KernelArgs& args) {
     visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
         using C = compute_t<T>;
-        map_elements<T, T, T>(args, [](T x, T slope) { return T(parameterized_relu(C(x), C(slope))); });
+        // x >= 0 passes as stored (no float16 round trip); the rest is the shared definition
+        map_elements<T, T, T>(args, [](T x, T slope) {
+            return C(x) >= C(0) ? x : T(parameterized_relu(C(x), C(slope)));
+        });
     });
 }
 
