@@ -181,6 +181,21 @@ bool use_gemm(const ConvolutionDesc& d, const ConvGeometry& g) {
 
 class ConvolutionKernel : public CudaKernel {
 public:
+    // A 1x1 convolution of a packed input, stride 1 and no padding: one GEMM over the image as it is stored.
+    static bool is_pointwise(const TensorDesc& x, const ConvGeometry& g) {
+        bool pointwise = x.is_packed() && g.kernel_size() == 1;
+        for (int d = 0; d < 3; ++d) pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.in[d] == g.out[d];
+        return pointwise;
+    }
+    // Those run as one cuBLASLt GEMM here (deterministic, and on the H200 4x cuDNN's deterministic algorithms).
+    static bool prefers_gemm(const Node& node) {
+        const auto& d = static_cast<const ConvolutionDesc&>(*node.desc);
+        const TensorDesc& x = node.inputs[0]->desc;
+        const ConvGeometry g = geometry(d, x, node.inputs[1]->desc,
+                                        node.inputs[2] ? &node.inputs[2]->desc : nullptr, node.outputs[0]);
+        return use_gemm(d, g) && is_pointwise(x, g);
+    }
+
     ConvolutionKernel(const Node& node, CudaDevice& device)
         : device_(device), desc_(static_cast<const ConvolutionDesc&>(*node.desc)), type_(node.outputs[0].data_type) {
         const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[1]->desc, &y = node.outputs[0];
@@ -201,9 +216,7 @@ public:
             filter_pack_ = StridedCopy::packing(device, w);
             filter_offset_ = reserve(w.element_count() * es);
         }
-        bool pointwise = x.is_packed() && K == 1;
-        for (int d = 0; d < 3; ++d) pointwise = pointwise && g_.stride[d] == 1 && g_.pad[d] == 0 && g_.in[d] == g_.out[d];
-        pointwise_ = pointwise;
+        pointwise_ = is_pointwise(x, g_);
         // Images per GEMM: all of them, unless their columns pass 512 MiB (then the largest divisor that fits).
         const uint64_t col_per_image = uint64_t(gi * K * O) * es;
         chunk_ = uint32_t(g_.batch);
@@ -496,7 +509,8 @@ private:
 
 void register_convolution_kernels(KernelTable& t) {
     add_kernel<ConvolutionDesc>(t, [](const Node& n, CudaDevice& d) -> std::unique_ptr<CudaKernel> {
-        if (auto k = CudnnConvolution::create(n, d)) return k;
+        if (!ConvolutionKernel::prefers_gemm(n))
+            if (auto k = CudnnConvolution::create(n, d)) return k;
         return std::make_unique<ConvolutionKernel>(n, d);
     });
 }
