@@ -31,3 +31,17 @@ def device(request: pytest.FixtureRequest) -> dml.Device:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def run(device: dml.Device):
+    """run(build, *arrays): builds `build(*inputs)` on inputs shaped like `arrays` on the device under test, runs
+    it, and returns the outputs (a tuple or list of outputs, an output left out as None skipped; or one output)."""
+    def run(build, *arrays):
+        g = dml.Graph(device)
+        xs = [g.input(a.shape, a.dtype) for a in arrays]
+        outs = build(*xs)
+        outs = [o for o in outs if o is not None] if isinstance(outs, (tuple, list)) else [outs]
+        return g.compile(outs)(dict(zip(xs, arrays)))
+    return run
+

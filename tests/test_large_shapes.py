@@ -11,18 +11,6 @@ AD = dml.AxisDirection
 PM = dml.PaddingMode
 
 
-@pytest.fixture
-def run(device):
-    """run(build, *arrays): builds `build(*inputs)` on inputs shaped like `arrays`, runs it, returns the outputs."""
-    def run(build, *arrays):
-        g = dml.Graph(device)
-        xs = [g.input(a.shape, a.dtype) for a in arrays]
-        outs = build(*xs)
-        outs = [o for o in outs if o is not None] if isinstance(outs, (tuple, list)) else [outs]
-        return g.compile(outs)(dict(zip(xs, arrays)))
-    return run
-
-
 def close(actual, expected, dtype, f32=1e-4, atol=None):
     """float16 to 1e-2, float32 to `f32` relative and `atol` absolute (`f32` too by default; may be an array)."""
     rtol, atol = (1e-2, 1e-2) if dtype == np.float16 else (f32, f32 if atol is None else atol)

@@ -14,18 +14,6 @@ ACTIVATIONS = {  # fused activation -> NumPy reference
 }
 
 
-@pytest.fixture
-def run(device):
-    """run(build, *arrays): builds `build(*inputs)` on inputs shaped like `arrays`, runs it, returns the outputs."""
-    def run(build, *arrays):
-        g = dml.Graph(device)
-        xs = [g.input(a.shape, a.dtype) for a in arrays]
-        outs = build(*xs)
-        outs = list(outs) if isinstance(outs, tuple) else [outs]
-        return g.compile(outs)(dict(zip(xs, arrays)))
-    return run
-
-
 def close(actual, expected, dtype, f32=1e-5):
     t = dict(rtol=2e-2, atol=2e-2) if dtype == np.float16 else dict(rtol=f32, atol=f32)
     assert actual.dtype == dtype and actual.shape == expected.shape

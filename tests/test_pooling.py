@@ -12,18 +12,6 @@ RF = dml.ReduceFunction
 IM = dml.InterpolationMode
 
 
-@pytest.fixture
-def run(device):
-    """run(build, *arrays): builds `build(*inputs)` on inputs shaped like `arrays`, runs it, returns the outputs."""
-    def run(build, *arrays):
-        g = dml.Graph(device)
-        xs = [g.input(a.shape, a.dtype) for a in arrays]
-        outs = build(*xs)
-        outs = [o for o in outs if o is not None] if isinstance(outs, tuple) else [outs]
-        return g.compile(outs)(dict(zip(xs, arrays)))
-    return run
-
-
 def tol(dtype):
     return dict(rtol=1e-2, atol=1e-2) if dtype == np.float16 else dict(rtol=1e-5, atol=1e-5)
 
