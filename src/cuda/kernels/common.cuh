@@ -36,24 +36,13 @@ template <class T> __device__ __forceinline__ void store(T* p, compute_of<T> v) 
     else *p = v;
 }
 
-// Calls f.template operator()<T>() with the device type stored for `type`.
+// visit_data_type with the device's float16 type: __half where the host has dml::half.
 template <class F>
 decltype(auto) visit_type(DataType type, F&& f) {
-    switch (type) {
-        case DataType::Float32: return f.template operator()<float>();
-        case DataType::Float16: return f.template operator()<__half>();
-        case DataType::Float64: return f.template operator()<double>();
-        case DataType::UInt32: return f.template operator()<uint32_t>();
-        case DataType::UInt16: return f.template operator()<uint16_t>();
-        case DataType::UInt8: return f.template operator()<uint8_t>();
-        case DataType::Int32: return f.template operator()<int32_t>();
-        case DataType::Int16: return f.template operator()<int16_t>();
-        case DataType::Int8: return f.template operator()<int8_t>();
-        case DataType::UInt64: return f.template operator()<uint64_t>();
-        case DataType::Int64: return f.template operator()<int64_t>();
-        default: break;
-    }
-    throw ValueError("unknown tensor data type");
+    return visit_data_type(type, [&]<class T>() -> decltype(auto) {
+        if constexpr (std::is_same_v<T, half>) return f.template operator()<__half>();
+        else return f.template operator()<T>();
+    });
 }
 
 // The same for the float types only (the builders admit nothing else where this is used).
@@ -82,31 +71,23 @@ struct Indexer {
 #pragma unroll
         for (int k = 0; k < N; ++k) off[k] = 0;
         // 32-bit division where the count allows: 64-bit division is many instructions.
-        if (count <= UINT32_MAX) {
-            uint32_t r = uint32_t(i);
+        if (count <= UINT32_MAX) add_offsets(uint32_t(i), off);
+        else add_offsets(i, off);
+    }
+
+    // Adds the offsets of element r, dividing in the width of U.
+    template <class U>
+    __device__ __forceinline__ void add_offsets(U r, int64_t (&off)[N]) const {
 #pragma unroll
-            for (int d = kMaxDimensions - 1; d > 0; --d) {
-                if (d >= rank) continue;
-                uint32_t q = r / sizes[d], idx = r - q * sizes[d];
-                r = q;
+        for (int d = kMaxDimensions - 1; d > 0; --d) {
+            if (d >= rank) continue;
+            U q = r / sizes[d], idx = r - q * sizes[d];
+            r = q;
 #pragma unroll
-                for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * strides[k][d];
-            }
-#pragma unroll
-            for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
-        } else {
-            uint64_t r = i;
-#pragma unroll
-            for (int d = kMaxDimensions - 1; d > 0; --d) {
-                if (d >= rank) continue;
-                uint64_t q = r / sizes[d], idx = r - q * sizes[d];
-                r = q;
-#pragma unroll
-                for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * strides[k][d];
-            }
-#pragma unroll
-            for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
+            for (int k = 0; k < N; ++k) off[k] += int64_t(idx) * strides[k][d];
         }
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
     }
 };
 
