@@ -38,62 +38,47 @@ const KernelTable& kernel_table() {
 // Recorded graphs kept per plan: callers that keep some outputs alive alternate between a few address sets.
 constexpr size_t kMaxRecordings = 4;
 
+// The kernel object of each node, built (settling launch shapes, algorithms, workspaces) before the memory plan.
+std::vector<std::unique_ptr<CudaKernel>> build_kernels(const CompiledGraph& g, CudaDevice& device) {
+    const auto& table = kernel_table();
+    std::vector<std::unique_ptr<CudaKernel>> kernels;
+    for (const Node& node : g.nodes) {
+        auto it = table.find(std::type_index(typeid(*node.desc)));
+        if (it == table.end()) throw ValueError("the cuda executor has no kernel for " + node.desc->type_name());
+        kernels.push_back(it->second(node, device));
+    }
+    return kernels;
+}
+
 class CudaPlan : public Plan {
 public:
-    CudaPlan(std::shared_ptr<CudaDevice> device, const CompiledGraph& g) : device_(std::move(device)), graph_(g) {
+    CudaPlan(std::shared_ptr<CudaDevice> device, const CompiledGraph& g)
+        : device_(std::move(device)),
+          graph_(g),
+          kernels_(build_kernels(graph_, *device_)),
+          memory_(graph_, 256,  // cudaMalloc's alignment: cuBLASLt's fast paths want it
+                  [&](size_t i) { return kernels_[i]->workspace_size(); }) {
         // DIRECTML_CUDA_GRAPHS: 0 never records; "always" records at the first dispatch (to test recording).
         const char* graphs = std::getenv("DIRECTML_CUDA_GRAPHS");
         use_graphs_ = !(graphs && std::string(graphs) == "0");
         record_at_once_ = graphs && std::string(graphs) == "always";
-        const auto& table = kernel_table();
-        const size_t n = graph_.nodes.size();
-        std::vector<size_t> last_use(n, 0);
-        for (size_t i = 0; i < n; ++i)
-            for (const auto& op : graph_.nodes[i].inputs)
-                if (op && op->value.source == Value::Source::Node) last_use[op->value.index] = i;
-        ArenaPlanner arena(256);  // cudaMalloc's alignment: cuBLASLt's fast paths want it
-        std::vector<std::vector<uint64_t>> to_release(n);
-        for (size_t i = 0; i < n; ++i) {
-            const Node& node = graph_.nodes[i];
-            auto it = table.find(std::type_index(typeid(*node.desc)));
-            if (it == table.end()) throw ValueError("the cuda executor has no kernel for " + node.desc->type_name());
-            Step step{it->second(node, *device_), {}, 0};
-            for (uint32_t k = 0; k < node.outputs.size(); ++k) {
-                Value v{Value::Source::Node, uint32_t(i), k};
-                auto out = std::find(graph_.outputs.begin(), graph_.outputs.end(), v);
-                if (out != graph_.outputs.end()) {
-                    step.outputs.push_back({Location::Kind::Output, uint64_t(out - graph_.outputs.begin())});
-                } else {
-                    uint64_t off = arena.allocate(node.outputs[k].total_tensor_size_in_bytes());
-                    step.outputs.push_back({Location::Kind::Arena, off});
-                    to_release[std::max(last_use[i], i)].push_back(off);
-                }
-            }
-            if (uint64_t ws = step.kernel->workspace_size()) {
-                step.workspace = arena.allocate(ws);
-                arena.release(step.workspace);
-            }
-            for (uint64_t off : to_release[i]) arena.release(off);
-            steps_.push_back(std::move(step));
-        }
-        temporary_size_ = arena.peak();
     }
 
     ~CudaPlan() override {
         for (Recording& r : recordings_) cudaGraphExecDestroy(r.exec);
     }
 
-    uint64_t temporary_size() const override { return temporary_size_; }
+    uint64_t temporary_size() const override { return memory_.arena_size; }
     uint64_t persistent_size() const override {
         uint64_t bytes = 0;
-        for (const Step& s : steps_) bytes += s.kernel->persistent_size();
+        for (const auto& k : kernels_) bytes += k->persistent_size();
         return bytes;
     }
 
     void execute(std::span<Memory* const> inputs, std::span<Memory* const> outputs) override {
         std::lock_guard lock(device_->stream_mutex());
         DeviceGuard guard(device_->index());
-        if (!arena_ && temporary_size_) arena_ = device_->allocate(temporary_size_);
+        if (!arena_ && memory_.arena_size) arena_ = device_->allocate(memory_.arena_size);
         const cudaStream_t stream = device_->stream();
         std::vector<const void*> key;
         for (Memory* m : inputs) key.push_back(m->data);
@@ -115,41 +100,20 @@ public:
     }
 
 private:
-    struct Step {
-        std::unique_ptr<CudaKernel> kernel;
-        std::vector<Location> outputs;
-        uint64_t workspace;  // arena offset
-    };
     struct Recording {
         std::vector<const void*> key;
         cudaGraphExec_t exec;
     };
 
     void enqueue(std::span<Memory* const> inputs, std::span<Memory* const> outputs, cudaStream_t stream) const {
-        std::byte* arena = arena_ ? static_cast<std::byte*>(arena_->data) : nullptr;
-        auto address = [&](const Location& l) -> std::byte* {
-            switch (l.kind) {
-                case Location::Kind::Input: return static_cast<std::byte*>(inputs[l.index]->data);
-                case Location::Kind::Output: return static_cast<std::byte*>(outputs[l.index]->data);
-                default: return arena + l.index;
-            }
-        };
-        for (size_t i = 0; i < steps_.size(); ++i) {
+        const DispatchMemory address{inputs, outputs, arena_ ? static_cast<std::byte*>(arena_->data) : nullptr};
+        for (size_t i = 0; i < graph_.nodes.size(); ++i) {
             const Node& node = graph_.nodes[i];
-            const Step& step = steps_[i];
-            LaunchArgs args{{}, {}, step.kernel->workspace_size() ? arena + step.workspace : nullptr, stream};
-            for (const auto& op : node.inputs) {
-                if (!op) {
-                    args.inputs.push_back(nullptr);
-                    continue;
-                }
-                Location l = op->value.source == Value::Source::Input
-                                 ? Location{Location::Kind::Input, op->value.index}
-                                 : steps_[op->value.index].outputs[op->value.output];
-                args.inputs.push_back(address(l));
-            }
-            for (const Location& l : step.outputs) args.outputs.push_back(address(l));
-            step.kernel->enqueue(args);
+            const CudaKernel& kernel = *kernels_[i];
+            LaunchArgs args{{}, {}, kernel.workspace_size() ? address.arena + memory_.workspace[i] : nullptr, stream};
+            for (const auto& op : node.inputs) args.inputs.push_back(op ? address(memory_.input(*op)) : nullptr);
+            for (const Location& l : memory_.outputs[i]) args.outputs.push_back(address(l));
+            kernel.enqueue(args);
         }
     }
 
@@ -180,9 +144,9 @@ private:
     }
 
     std::shared_ptr<CudaDevice> device_;
-    CompiledGraph graph_;  // before steps_: kernels refer to its nodes
-    std::vector<Step> steps_;
-    uint64_t temporary_size_ = 0;
+    CompiledGraph graph_;  // before kernels_ and memory_: kernels refer to its nodes
+    std::vector<std::unique_ptr<CudaKernel>> kernels_;
+    MemoryPlan memory_;
     std::shared_ptr<Memory> arena_;
     bool use_graphs_ = true, record_at_once_ = false;
     std::vector<Recording> recordings_;    // most recently used last

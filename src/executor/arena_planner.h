@@ -2,8 +2,13 @@
 // gets an offset in one arena, reusing the ranges of values whose last reader has run.
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
+#include <vector>
+
+#include "device.h"
 
 namespace dml {
 
@@ -37,6 +42,68 @@ private:
 struct Location {
     enum class Kind { Input, Output, Arena } kind;
     uint64_t index;  // input slot, output index, or arena offset
+};
+
+// Where a compiled graph's values and kernel workspaces live: graph outputs in the caller's buffers, every other
+// node output and workspace at an offset in one arena, a value's range reused once its last reader has run.
+struct MemoryPlan {
+    std::vector<std::vector<Location>> outputs;  // by node, then by the node's output
+    std::vector<uint64_t> workspace;             // by node: arena offset of its workspace (0 if it has none)
+    uint64_t arena_size = 0;
+
+    // `workspace_bytes(i)`: the scratch bytes node i's kernel asks for. Blocks are rounded up to `alignment`.
+    template <class WorkspaceBytes>
+    MemoryPlan(const CompiledGraph& g, uint64_t alignment, WorkspaceBytes workspace_bytes) {
+        const size_t n = g.nodes.size();
+        std::vector<size_t> last_use(n, 0);
+        for (size_t i = 0; i < n; ++i)
+            for (const auto& op : g.nodes[i].inputs)
+                if (op && op->value.source == Value::Source::Node) last_use[op->value.index] = i;
+        ArenaPlanner arena(alignment);
+        std::vector<std::vector<uint64_t>> to_release(n);
+        outputs.resize(n);
+        workspace.resize(n, 0);
+        for (size_t i = 0; i < n; ++i) {
+            const Node& node = g.nodes[i];
+            for (uint32_t k = 0; k < node.outputs.size(); ++k) {
+                Value v{Value::Source::Node, uint32_t(i), k};
+                auto out = std::find(g.outputs.begin(), g.outputs.end(), v);
+                if (out != g.outputs.end()) {
+                    outputs[i].push_back({Location::Kind::Output, uint64_t(out - g.outputs.begin())});
+                } else {
+                    uint64_t off = arena.allocate(node.outputs[k].total_tensor_size_in_bytes());
+                    outputs[i].push_back({Location::Kind::Arena, off});
+                    to_release[std::max(last_use[i], i)].push_back(off);
+                }
+            }
+            if (uint64_t ws = workspace_bytes(i)) {
+                workspace[i] = arena.allocate(ws);
+                arena.release(workspace[i]);
+            }
+            for (uint64_t off : to_release[i]) arena.release(off);
+        }
+        arena_size = arena.peak();
+    }
+
+    // Where operand `op` of a node reads its value.
+    Location input(const Operand& op) const {
+        return op.value.source == Value::Source::Input ? Location{Location::Kind::Input, op.value.index}
+                                                       : outputs[op.value.index][op.value.output];
+    }
+};
+
+// The addresses of one dispatch: the caller's input and output buffers and the plan's arena.
+struct DispatchMemory {
+    std::span<Memory* const> inputs, outputs;
+    std::byte* arena;
+
+    std::byte* operator()(const Location& l) const {
+        switch (l.kind) {
+            case Location::Kind::Input: return static_cast<std::byte*>(inputs[l.index]->data);
+            case Location::Kind::Output: return static_cast<std::byte*>(outputs[l.index]->data);
+            default: return arena + l.index;
+        }
+    }
 };
 
 }  // namespace dml
