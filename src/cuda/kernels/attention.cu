@@ -21,6 +21,7 @@
 #include "common.cuh"
 #include "flash_attention.cuh"
 #include "kernel.h"
+#include "workspace.h"
 
 namespace dml::cuda {
 
@@ -195,7 +196,7 @@ public:
         else plan_general(d, q, k, v);
     }
 
-    uint64_t workspace_size() const override { return workspace_; }
+    uint64_t workspace_size() const override { return workspace_.size; }
 
     void enqueue(const LaunchArgs& args) const override {
         if (type_ == DataType::Float16) run<__half>(args);
@@ -241,11 +242,7 @@ private:
         return major >= 8;
     }
 
-    int64_t reserve(uint64_t bytes) {
-        const uint64_t at = workspace_;
-        workspace_ += (bytes + 255) & ~uint64_t(255);
-        return int64_t(at);
-    }
+    int64_t reserve(uint64_t bytes) { return int64_t(workspace_.reserve(bytes)); }
 
     // Gathers a role into packed [batch, heads, past + rows, head_size]: the present output when asked for, else
     // the workspace. Past rows first, as they are; then the role's rows with its bias.
@@ -413,7 +410,7 @@ private:
     ScoreTerms terms_{};
     std::vector<GatherStep> gathers_;
     Place q_, k_, v_;  // where the products read Q, K, V
-    uint64_t workspace_ = 0;
+    WorkspaceLayout workspace_;
     // general path
     uint32_t chunk_ = 1, calls_ = 1;
     CallStep call_step_{};

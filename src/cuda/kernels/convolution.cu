@@ -14,6 +14,7 @@
 #include "../cudnn.h"
 #include "common.cuh"
 #include "kernel.h"
+#include "workspace.h"
 
 namespace dml::cuda {
 
@@ -206,15 +207,10 @@ public:
 
         const size_t es = element_size(type_);
         const int64_t O = g_.out_spatial(), K = g_.kernel_size(), gi = g_.group_in, go = g_.group_out;
-        uint64_t ws = 0;
-        auto reserve = [&](uint64_t bytes) {
-            uint64_t at = ws;
-            ws += (bytes + 255) & ~uint64_t(255);
-            return at;
-        };
+        WorkspaceLayout ws;
         if (!w.is_packed()) {
             filter_pack_ = StridedCopy::packing(device, w);
-            filter_offset_ = reserve(w.element_count() * es);
+            filter_offset_ = ws.reserve(w.element_count() * es);
         }
         pointwise_ = is_pointwise(x, g_);
         // Images per GEMM: all of them, unless their columns pass 512 MiB (then the largest divisor that fits).
@@ -222,7 +218,7 @@ public:
         chunk_ = uint32_t(g_.batch);
         if (!pointwise_)
             while (chunk_ > 1 && (uint64_t(chunk_) * col_per_image > (512ull << 20) || g_.batch % chunk_ != 0)) --chunk_;
-        if (!pointwise_) col_offset_ = reserve(uint64_t(chunk_) * col_per_image);
+        if (!pointwise_) col_offset_ = ws.reserve(uint64_t(chunk_) * col_per_image);
 
         LtProblem p;
         p.type = type_;
@@ -243,8 +239,8 @@ public:
         else fold(uint64_t(chunk_) * col_per_image);
         p.alignment = uint32_t(align);
         matmul_.emplace(device.cublaslt(), p);
-        matmul_offset_ = reserve(matmul_->workspace_size());
-        workspace_ = ws;
+        matmul_offset_ = ws.reserve(matmul_->workspace_size());
+        workspace_ = ws.size;
     }
 
     uint64_t workspace_size() const override { return workspace_; }
@@ -402,12 +398,7 @@ private:
         const TensorDesc &xd = node.inputs[0]->desc, &wd = node.inputs[1]->desc, &yd = node.outputs[0];
         const Lifted x(xd), w(wd), y(yd);
         const size_t es = element_size(type_);
-        uint64_t ws = 0;
-        auto reserve = [&](uint64_t bytes) {
-            const uint64_t at = ws;
-            ws += (bytes + 255) & ~uint64_t(255);
-            return at;
-        };
+        WorkspaceLayout ws;
 
         DnnConvProblem p;
         p.type = type_;
@@ -449,7 +440,7 @@ private:
             for (int i = 0; i < spatial; ++i) at += start[i] * (*xs)[2 + i];
             x_copy_.emplace(device, x.sizes(), es, std::vector<int64_t>(xs->begin(), xs->begin() + x.rank), at,
                             x.stride_list(), 0);
-            x_offset_ = reserve(count * es);
+            x_offset_ = ws.reserve(count * es);
             if (pad_copy) x_zero_bytes_ = count * es;
         }
         const std::optional<DimStrides> wp = layout_strides(w, nhwc, true), yp = layout_strides(y, nhwc, true);
@@ -457,12 +448,12 @@ private:
         if (layout_strides(w, nhwc, false) != wp) {
             w_pack_.emplace(device, w.sizes(), es, std::vector<int64_t>(wp->begin(), wp->begin() + w.rank), 0,
                             w.stride_list(), 0);
-            w_offset_ = reserve(wd.element_count() * es);
+            w_offset_ = ws.reserve(wd.element_count() * es);
         }
         if (nhwc) {
             y_unpack_.emplace(device, y.sizes(), es, y.stride_list(), 0,
                               std::vector<int64_t>(yp->begin(), yp->begin() + y.rank), 0);
-            y_offset_ = reserve(yd.element_count() * es);
+            y_offset_ = ws.reserve(yd.element_count() * es);
         }
         p.nhwc = nhwc;
         p.x = dnn_tensor(padded, *xs);
@@ -490,8 +481,8 @@ private:
             };
         dnn_ = DnnConvolution::create(device, p, std::move(epilogue));
         if (!dnn_) return false;
-        dnn_offset_ = reserve(dnn_->workspace_size());
-        workspace_ = ws;
+        dnn_offset_ = ws.reserve(dnn_->workspace_size());
+        workspace_ = ws.size;
         return true;
     }
 
