@@ -183,7 +183,7 @@ class Ctx:
         return result
 
     def compile(self, outputs):
-        """The cpu executor runs every operator; another one may lack a kernel yet: a clean refusal, skipped."""
+        """The cpu executor runs every graph; another one may refuse a few cases at compile: a clean refusal, skipped."""
         return self.build("compile", lambda: self.g.compile(list(outputs)), True if DEV.kind == "cpu" else None)
 
     def refuses(self, what, fn):
