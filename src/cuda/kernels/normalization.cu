@@ -307,6 +307,7 @@ struct NormalizeOp {
     float epsilon;
     bool normalize_variance;
     FusedActivation act;
+    bool vector_operands;  // scale, bias and add (those present) load in vectors where y stores them
 
     // (count, mean, sum of squared deviations)
     static __device__ Triple combine(Triple p, Triple q) {
@@ -321,23 +322,24 @@ struct NormalizeOp {
         load_vec<VEC>(x + at[X], v[0]);
     }
 
+    // Each thread's statistics from its registers in two passes, then one reduction of the team combining them
+    // (rather than two reductions, for the mean and then the deviations: the team waits on one).
     template <int TEAM, int ITEMS, int VEC>
-    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t count, const int64_t (&)[N]) const {
-        auto sum = [](float p, float q) { return p + q; };
+    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t, const int64_t (&)[N]) const {
         float s = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) s += v[k][0][j];
-        const float n = float(count), m = team_reduce<TEAM>(s, sum) / n;
+        const float n = float(held * VEC), m = held ? s / n : 0.0f;
         float sq = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) sq += (v[k][0][j] - m) * (v[k][0][j] - m);
-        return {n, m, team_reduce<TEAM>(sq, sum)};
+        return team_reduce<TEAM>(Triple{n, m, sq}, [](Triple p, Triple q) { return combine(p, q); });
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t group, uint64_t, bool write) const {
@@ -349,15 +351,28 @@ struct NormalizeOp {
         return {t.b, normalize_variance ? 1.0f / sqrtf(var + epsilon) : 1.0f};
     }
 
+    // The VEC elements of optional operand k a vector of y takes: one 16-byte load where the operand runs along
+    // the vector (layer normalization's scale and bias), else element by element (a per-channel operand is one).
+    template <int VEC>
+    __device__ void operand(const T* p, int k, const int64_t (&at)[N], const int64_t (&last)[N],
+                            float (&o)[VEC]) const {
+        if (p && vector_operands) return load_vec<VEC>(p + at[k], o);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] = p ? float(load(p + at[k] + j * last[k])) : 0.0f;
+    }
+
     template <int VEC>
     __device__ void emit(const int64_t (&at)[N], const int64_t (&last)[N], const float (&v)[1][VEC], Coef c) const {
-        float out[VEC];
+        float s[VEC], b[VEC], a[VEC], out[VEC];
+        operand<VEC>(scale, Scale, at, last, s);
+        operand<VEC>(bias, Bias, at, last, b);
+        operand<VEC>(add, Add, at, last, a);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
             float r = (v[0][j] - c.mean) * c.inv_std;
-            if (scale) r *= load(scale + at[Scale] + j * last[Scale]);
-            if (bias) r += load(bias + at[Bias] + j * last[Bias]);
-            if (add) r += load(add + at[Add] + j * last[Add]);
+            if (scale) r *= s[j];
+            if (bias) r += b[j];
+            if (add) r += a[j];
             out[j] = apply_activation(act, r);
         }
         store_vec<VEC>(y + at[Y], out);
@@ -454,6 +469,15 @@ public:
         st[Op::Bias] = strides_at(input_desc(node, 2), x.sizes);
         st[Op::Add] = strides_at(input_desc(node, add_), x.sizes);
         plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y});
+        // The optional operands present load in vectors where they run contiguously along the vectors of x.
+        const int vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
+        const Groups<Op::N>& g = plan_.g;
+        operand_vectors_ = plan_.vectors;
+        const std::pair<int, int> operands[] = {{Op::Scale, 1}, {Op::Bias, 2}, {Op::Add, add_}};  // (operand, input)
+        for (auto [k, input] : operands)
+            if (input_desc(node, input))
+                operand_vectors_ = operand_vectors_ && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
+                                   strides_multiple(g.inner, k, vec, 1);
     }
 
     uint64_t workspace_size() const override { return plan_.workspace(); }
@@ -470,8 +494,12 @@ public:
                               statistics_ ? static_cast<T*>(a.outputs[2]) : nullptr,
                               epsilon_,
                               normalize_variance_,
-                              act_};
-            run_groups(plan_, op, aligned16(op.x) && aligned16(y), a.workspace, sm_count_, a.stream);
+                              act_,
+                              false};
+            const bool aligned = aligned16(op.x) && aligned16(y);
+            op.vector_operands = operand_vectors_ && aligned && aligned16(op.scale) && aligned16(op.bias) &&
+                                 aligned16(op.add);  // null is aligned
+            run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream);
         });
     }
 
@@ -479,7 +507,7 @@ private:
     DataType type_;
     int sm_count_;
     int add_ = -1;  // the input index of the fused addend (training), -1 for none
-    bool statistics_ = false, normalize_variance_ = true;
+    bool statistics_ = false, normalize_variance_ = true, operand_vectors_ = false;
     float epsilon_ = 0;
     FusedActivation act_;
     GroupPlan<NormalizeOp<float>::N> plan_;
