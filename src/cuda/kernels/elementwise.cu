@@ -65,13 +65,14 @@ struct MapOp {
     const void* x[N - 1];
     Fn fn;
 
-    __device__ void operator()(uint64_t, const int64_t (&off)[N]) const {
-        apply(off, std::index_sequence_for<In...>{});
+    __device__ compute_of<Out> value(const int64_t (&off)[N]) const {
+        return apply(off, std::index_sequence_for<In...>{});
     }
     template <size_t... I>
-    __device__ void apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
-        store(y + off[0], compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...)));
+    __device__ compute_of<Out> apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
+        return compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...));
     }
+    __device__ void put(const int64_t (&off)[N], compute_of<Out> v) const { store(y + off[0], v); }
 };
 
 template <class Out, class... In, int N, class Fn>
@@ -221,7 +222,7 @@ struct PowOp {
     template <class E>
     __device__ compute_of<E> at(int64_t off) const { return load(static_cast<const E*>(e) + off); }
 
-    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
+    __device__ C value(const int64_t (&off)[3]) const {
         bool is_float = false;
         float fe = 0.0f;
         int64_t ie = 0;
@@ -238,11 +239,12 @@ struct PowOp {
         C b = load(x + off[1]);
         if constexpr (is_float_v<T>) {
             if (scaled) b = affine(b, scale, bias);
-            store(y + off[0], apply_pow(b, is_float ? C(fe) : C(ie)));
+            return apply_pow(b, is_float ? C(fe) : C(ie));
         } else {
-            store(y + off[0], is_float ? apply_pow(b, fe) : apply_pow(b, ie));
+            return C(is_float ? apply_pow(b, fe) : apply_pow(b, ie));
         }
     }
+    __device__ void put(const int64_t (&off)[3], C v) const { store(y + off[0], v); }
 };
 
 void launch_pow(const MapKernel<3>& k, const LaunchArgs& a) {
@@ -345,8 +347,8 @@ struct CastOp {
     void* y;
     const From* x;
     DataType to;
-    __device__ void operator()(uint64_t, const int64_t (&off)[2]) const {
-        auto v = load(x + off[1]);
+    __device__ compute_of<From> value(const int64_t (&off)[2]) const { return load(x + off[1]); }
+    __device__ void put(const int64_t (&off)[2], compute_of<From> v) const {
         switch (to) {
             case DataType::Float32: return cast_store<float>(y, off[0], v);
             case DataType::Float16: return cast_store<__half>(y, off[0], v);
