@@ -198,6 +198,24 @@ def test_float16_head_sizes_of_fused_kernels(graph, hs, S, T):
     close(got, mha_ref(q, k, v, H)[0], np.float16)
 
 
+# Head sizes that, of the fused float16 kernels, only cuDNN's SDPA takes (multiples of 8: SD 1.5's 40, 80 and 160;
+# value heads of another size than the query's), from separate inputs and read in place from a stacked one.
+@pytest.mark.parametrize("hs, vhs, stacked", [(40, 40, False), (80, 80, False), (160, 160, False), (64, 32, False),
+                                              (40, 40, True), (80, 80, True)])
+def test_float16_other_head_sizes(graph, hs, vhs, stacked):
+    B, S, T, H = 2, 100, 77, 2
+    if stacked:
+        qkv = rand((B, S, H, 3, hs), np.float16)
+        e = graph.input(qkv.shape, np.float16)
+        (got,) = run(graph, [dml.multihead_attention(stacked_query_key_value=e, head_count=H).output], {e: qkv})
+        q, k, v = (qkv[:, :, :, i].reshape(B, S, H * hs) for i in range(3))
+    else:
+        q, k, v = rand((B, S, H * hs), np.float16), rand((B, T, H * hs), np.float16), rand((B, T, H * vhs), np.float16)
+        eq, ek, ev = (graph.input(a.shape, np.float16) for a in (q, k, v))
+        (got,) = run(graph, [dml.multihead_attention(eq, ek, ev, head_count=H).output], {eq: q, ek: k, ev: v})
+    close(got, mha_ref(q, k, v, H)[0], np.float16)
+
+
 @pytest.mark.parametrize("mask_type", [MT.KEY_SEQUENCE_LENGTH, MT.KEY_SEQUENCE_END_START, MT.BOOLEAN])
 def test_float16_head_size_64_masks(graph, mask_type):
     B, S, T, H, hs = 2, 70, 90, 2, 64

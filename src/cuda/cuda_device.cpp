@@ -13,6 +13,27 @@ void check(cudaError_t e, std::string_view what) {
 
 void check_launch(std::string_view what) { check(cudaGetLastError(), std::string("launching ") + std::string(what)); }
 
+float time_ms(cudaStream_t stream, const std::function<void()>& f) {
+    struct Events {
+        cudaEvent_t start = nullptr, stop = nullptr;
+        ~Events() {
+            if (start) cudaEventDestroy(start);
+            if (stop) cudaEventDestroy(stop);
+        }
+    } e;
+    constexpr int kRuns = 5;
+    f();
+    check(cudaEventCreate(&e.start), "cudaEventCreate");
+    check(cudaEventCreate(&e.stop), "cudaEventCreate");
+    check(cudaEventRecord(e.start, stream), "cudaEventRecord");
+    for (int i = 0; i < kRuns; ++i) f();
+    check(cudaEventRecord(e.stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(e.stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e.start, e.stop), "cudaEventElapsedTime");
+    return ms / kRuns;
+}
+
 DeviceGuard::DeviceGuard(int index) : index_(index) {
     check(cudaGetDevice(&previous_), "cudaGetDevice");
     if (previous_ != index_) check(cudaSetDevice(index_), "cudaSetDevice");

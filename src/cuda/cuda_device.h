@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,8 @@ struct CublasLt;
 void check(cudaError_t e, std::string_view what);
 // Checks the launch of the kernel just enqueued (`what` names it).
 void check_launch(std::string_view what);
+// Milliseconds per run of `f` (which enqueues on `stream`), timed over a few runs after one that is not counted.
+float time_ms(cudaStream_t stream, const std::function<void()>& f);
 
 // Makes device `index` current for the calling thread while it lives.
 class DeviceGuard {

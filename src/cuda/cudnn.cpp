@@ -69,35 +69,16 @@ std::unique_ptr<Cudnn> open_cudnn() {
     sym(lib->backward_data_count, "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
     sym(lib->find_backward_data, "cudnnFindConvolutionBackwardDataAlgorithmEx");
     sym(lib->backward_data, "cudnnConvolutionBackwardData");
-    return complete ? std::move(lib) : nullptr;
-}
-
-// A cuDNN call failed at compile: the convolution is left to the caller's kernels.
-struct Refused {};
-void need(dnn::Status s) {
-    if (s != 0) throw Refused{};
-}
-
-// Milliseconds per run of `f` on `stream`, after a first run that is not counted.
-float time_ms(cudaStream_t stream, const std::function<void()>& f) {
-    struct Events {
-        cudaEvent_t start = nullptr, stop = nullptr;
-        ~Events() {
-            if (start) cudaEventDestroy(start);
-            if (stop) cudaEventDestroy(stop);
-        }
-    } e;
-    constexpr int kRuns = 5;
-    f();
-    check(cudaEventCreate(&e.start), "cudaEventCreate");
-    check(cudaEventCreate(&e.stop), "cudaEventCreate");
-    check(cudaEventRecord(e.start, stream), "cudaEventRecord");
-    for (int i = 0; i < kRuns; ++i) f();
-    check(cudaEventRecord(e.stop, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(e.stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, e.start, e.stop), "cudaEventElapsedTime");
-    return ms / kRuns;
+    if (!complete) return nullptr;
+    sym(lib->version, "cudnnGetVersion");
+    sym(lib->backend_create, "cudnnBackendCreateDescriptor");
+    sym(lib->backend_destroy, "cudnnBackendDestroyDescriptor");
+    sym(lib->backend_finalize, "cudnnBackendFinalize");
+    sym(lib->backend_set, "cudnnBackendSetAttribute");
+    sym(lib->backend_get, "cudnnBackendGetAttribute");
+    sym(lib->backend_execute, "cudnnBackendExecute");
+    lib->backend = complete;
+    return lib;
 }
 
 }  // namespace
@@ -108,13 +89,27 @@ const Cudnn* load_cudnn() {
     return lib;
 }
 
-// A handle of one device and the mutex held by whoever sets its stream and calls with it.
-struct DnnConvolution::Handle {
-    dnn::Handle handle = nullptr;
-    std::mutex mutex;
-};
+DnnHandle* dnn_handle(const Cudnn& lib, CudaDevice& device) {
+    // One handle per device for the process (creating one costs milliseconds and some device memory), never
+    // destroyed, as the library; a device where cudnnCreate fails is remembered as one without cuDNN.
+    static std::mutex mutex;
+    static auto& handles = *new std::unordered_map<int, std::unique_ptr<DnnHandle>>;
+    std::lock_guard lock(mutex);
+    auto [it, inserted] = handles.try_emplace(device.index());
+    if (inserted) {
+        DeviceGuard guard(device.index());
+        auto h = std::make_unique<DnnHandle>();
+        if (lib.create(&h->handle) == 0) it->second = std::move(h);
+    }
+    return it->second.get();
+}
 
-DnnConvolution::DnnConvolution(const Cudnn& lib, Handle& handle, const DnnConvProblem& p, DnnEpilogue epilogue)
+std::string dnn_status_name(const Cudnn& lib, dnn::Status s) {
+    const char* name = lib.error_string(s);
+    return name ? name : "CUDNN_STATUS_" + std::to_string(s);
+}
+
+DnnConvolution::DnnConvolution(const Cudnn& lib, DnnHandle& handle, const DnnConvProblem& p, DnnEpilogue epilogue)
     : lib_(lib), handle_(handle), p_(p), epilogue_(std::move(epilogue)) {}
 
 DnnConvolution::~DnnConvolution() {
@@ -129,21 +124,7 @@ std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const
                                                        DnnEpilogue epilogue) {
     const Cudnn* lib = load_cudnn();
     if (!lib) return nullptr;
-    // One handle per device for the process (creating one costs milliseconds and some device memory), never
-    // destroyed, as the library; a device where cudnnCreate fails is remembered as one without cuDNN.
-    static std::mutex handles_mutex;
-    static auto& handles = *new std::unordered_map<int, std::unique_ptr<Handle>>;
-    Handle* handle;
-    {
-        std::lock_guard lock(handles_mutex);
-        auto [it, inserted] = handles.try_emplace(device.index());
-        if (inserted) {
-            DeviceGuard guard(device.index());
-            auto h = std::make_unique<Handle>();
-            if (lib->create(&h->handle) == 0) it->second = std::move(h);
-        }
-        handle = it->second.get();
-    }
+    DnnHandle* handle = dnn_handle(*lib, device);
     if (!handle) return nullptr;
     std::unique_ptr<DnnConvolution> c(new DnnConvolution(*lib, *handle, p, std::move(epilogue)));
     // Choices by device and problem; none where cuDNN has no algorithm for it.
@@ -172,7 +153,7 @@ std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const
         }
         if (!choice) return nullptr;
         c->apply(*choice);
-    } catch (const Refused&) {
+    } catch (const DnnRefused&) {
         cudaGetLastError();  // what a refused call may have left
         return nullptr;
     } catch (const OutOfDeviceMemory&) {
@@ -185,33 +166,33 @@ void DnnConvolution::describe() {
     const DnnConvProblem& p = p_;
     const bool f64 = p.type == DataType::Float64;
     const int32_t type = f64 ? kDouble : p.type == DataType::Float16 ? kHalf : kFloat;
-    need(lib_.tensor_create(&x_));
-    need(lib_.tensor_set(x_, type, p.x.rank, p.x.dims, p.x.strides));
-    need(lib_.tensor_create(&y_));
-    need(lib_.tensor_set(y_, type, p.y.rank, p.y.dims, p.y.strides));
-    need(lib_.filter_create(&w_));
-    need(lib_.filter_set(w_, type, p.nhwc ? kNhwc : kNchw, p.x.rank, p.filter));
-    need(lib_.conv_create(&conv_));
+    dnn_need(lib_.tensor_create(&x_));
+    dnn_need(lib_.tensor_set(x_, type, p.x.rank, p.x.dims, p.x.strides));
+    dnn_need(lib_.tensor_create(&y_));
+    dnn_need(lib_.tensor_set(y_, type, p.y.rank, p.y.dims, p.y.strides));
+    dnn_need(lib_.filter_create(&w_));
+    dnn_need(lib_.filter_set(w_, type, p.nhwc ? kNhwc : kNchw, p.x.rank, p.filter));
+    dnn_need(lib_.conv_create(&conv_));
     // float16 accumulates in float32 (cuDNN's PSEUDO_HALF_CONFIG), as the CPU does.
-    need(lib_.conv_set(conv_, p.x.rank - 2, p.pad, p.stride, p.dilation, p.flip ? kConvolution : kCrossCorrelation,
+    dnn_need(lib_.conv_set(conv_, p.x.rank - 2, p.pad, p.stride, p.dilation, p.flip ? kConvolution : kCrossCorrelation,
                        f64 ? kDouble : kFloat));
-    if (p.groups > 1) need(lib_.conv_set_groups(conv_, p.groups));
+    if (p.groups > 1) dnn_need(lib_.conv_set_groups(conv_, p.groups));
     // Tensor cores for float16; float32 keeps to FMA math, as our GEMMs do: TF32's 10-bit mantissa is far from
     // the float32 results the CPU executor gives.
-    need(lib_.conv_set_math(conv_, p.type == DataType::Float16 ? kTensorOpMath : f64 ? kDefaultMath : kFmaMath));
+    dnn_need(lib_.conv_set_math(conv_, p.type == DataType::Float16 ? kTensorOpMath : f64 ? kDefaultMath : kFmaMath));
     if (p.fuse_bias) {
         const int channels = p.y.dims[1];
         int dims[5] = {1, channels, 1, 1, 1}, strides[5] = {channels, 1, 1, 1, 1};
-        need(lib_.tensor_create(&bias_));
-        need(lib_.tensor_set(bias_, type, p.y.rank, dims, strides));
-        need(lib_.activation_create(&act_));
-        need(lib_.activation_set(act_, p.fuse_relu ? kActivationRelu : kActivationIdentity, kNotPropagateNan, 0.0));
+        dnn_need(lib_.tensor_create(&bias_));
+        dnn_need(lib_.tensor_set(bias_, type, p.y.rank, dims, strides));
+        dnn_need(lib_.activation_create(&act_));
+        dnn_need(lib_.activation_set(act_, p.fuse_relu ? kActivationRelu : kActivationIdentity, kNotPropagateNan, 0.0));
     }
 }
 
 void DnnConvolution::apply(const Choice& c) {
     // cuDNN picks kernels by the algorithm and the descriptor's math type together: set the one Find measured.
-    need(lib_.conv_set_math(conv_, c.math));
+    dnn_need(lib_.conv_set_math(conv_, c.math));
     choice_ = c;
 }
 
@@ -222,7 +203,7 @@ std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device
     std::lock_guard handle_lock(handle_.mutex);
     DeviceGuard guard(device.index());
     const cudaStream_t stream = device.stream();
-    need(lib_.set_stream(handle_.handle, stream));
+    dnn_need(lib_.set_stream(handle_.handle, stream));
     const size_t es = element_size(p.type);
     auto elements = [](const DnnTensor& t) {  // one past the last addressed
         int64_t e = 1;
@@ -246,13 +227,13 @@ std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device
     void* ws = held.emplace_back(device.allocate(kMaxWorkspace))->data;
 
     int count = 0;
-    need((p.backward ? lib_.backward_data_count : lib_.forward_count)(handle_.handle, &count));
+    dnn_need((p.backward ? lib_.backward_data_count : lib_.forward_count)(handle_.handle, &count));
     std::vector<dnn::AlgoPerf> perf(size_t(std::max(count, 1)));
     int returned = 0;
-    need(p.backward ? lib_.find_backward_data(handle_.handle, w_, w, x_, x, conv_, y_, y, int(perf.size()), &returned,
-                                              perf.data(), ws, kMaxWorkspace)
-                    : lib_.find_forward(handle_.handle, x_, x, w_, w, conv_, y_, y, int(perf.size()), &returned,
-                                        perf.data(), ws, kMaxWorkspace));
+    dnn_need(p.backward ? lib_.find_backward_data(handle_.handle, w_, w, x_, x, conv_, y_, y, int(perf.size()),
+                                                  &returned, perf.data(), ws, kMaxWorkspace)
+                        : lib_.find_forward(handle_.handle, x_, x, w_, w, conv_, y_, y, int(perf.size()), &returned,
+                                            perf.data(), ws, kMaxWorkspace));
     // Fastest first. Find may answer with other math types than the descriptor's: float32 takes only FMA ones.
     // Only deterministic algorithms: a dispatch repeated on the same data gives the same bits (backward data's
     // ALGO_0 adds with atomics, in whatever order they land).
@@ -268,7 +249,7 @@ std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device
         // takes the fusion must beat the fastest convolution followed by our epilogue.
         apply(best);
         const float plain = time_ms(stream, [&] {
-            need(run(x, w, y, bias, ws));
+            dnn_need(run(x, w, y, bias, ws));
             if (epilogue_) epilogue_(y, bias, stream);
         });
         for (Choice c : usable) {
@@ -279,7 +260,7 @@ std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device
                 cudaGetLastError();  // what a refused call may have left
                 continue;
             }
-            if (time_ms(stream, [&] { need(run(x, w, y, bias, ws)); }) <= plain) best = c;
+            if (time_ms(stream, [&] { dnn_need(run(x, w, y, bias, ws)); }) <= plain) best = c;
             break;
         }
     }
@@ -312,8 +293,7 @@ void DnnConvolution::enqueue(const void* x, const void* w, void* y, const void* 
         dnn::Status s = lib_.set_stream(handle_.handle, stream);
         if (s == 0) s = run(x, w, y, bias, workspace);
         if (s != 0) {
-            const char* name = lib_.error_string(s);
-            const std::string code = name ? name : "CUDNN_STATUS_" + std::to_string(s);
+            const std::string code = dnn_status_name(lib_, s);
             throw DeviceError(code, "cuDNN: the convolution failed: " + code);
         }
     }

@@ -1,14 +1,17 @@
 // cuDNN, opened at run time (dlopen) like cuBLASLt: building needs no cuDNN, and where it is missing (or refuses a
-// case) convolutions run our own kernels instead. We declare the few functions, enums and structures of cuDNN 9's
-// legacy convolution API (libcudnn_cnn, reached through libcudnn.so.9) that we use; their values are cuDNN's
-// (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h of cuDNN 9).
+// case) convolutions and attention run our own kernels instead. We declare the few functions, enums and structures
+// we use of cuDNN 9's legacy convolution API and of its backend (graph) API, all reached through libcudnn.so.9;
+// their values are cuDNN's (cudnn_graph.h, cudnn_ops.h, cudnn_cnn.h of cuDNN 9). Convolutions are here; attention
+// through the backend API is in cudnn_attention.h.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "../core/data_type.h"
 
@@ -23,6 +26,7 @@ using TensorDesc = struct cudnnTensorStruct*;
 using FilterDesc = struct cudnnFilterStruct*;
 using ConvDesc = struct cudnnConvolutionStruct*;
 using ActivationDesc = struct cudnnActivationStruct*;
+using BackendDesc = void*;  // cudnnBackendDescriptor_t
 // cudnnConvolutionFwdAlgoPerf_t and cudnnConvolutionBwdDataAlgoPerf_t, which share this layout.
 struct AlgoPerf {
     int32_t algo;
@@ -74,12 +78,38 @@ struct Cudnn {
     dnn::Status (*backward_data)(dnn::Handle, const void* alpha, dnn::FilterDesc, const void* w, dnn::TensorDesc,
                                  const void* dy, dnn::ConvDesc, int32_t algo, void* workspace,
                                  size_t workspace_bytes, const void* beta, dnn::TensorDesc, void* dx);
+    // The backend API; `backend` says whether all of it loaded (attention needs it, convolutions do not).
+    bool backend = false;
+    size_t (*version)();
+    dnn::Status (*backend_create)(int32_t type, dnn::BackendDesc*);
+    dnn::Status (*backend_destroy)(dnn::BackendDesc);
+    dnn::Status (*backend_finalize)(dnn::BackendDesc);
+    dnn::Status (*backend_set)(dnn::BackendDesc, int32_t attribute, int32_t type, int64_t count, const void* values);
+    dnn::Status (*backend_get)(dnn::BackendDesc, int32_t attribute, int32_t type, int64_t requested, int64_t* count,
+                               void* values);
+    dnn::Status (*backend_execute)(dnn::Handle, dnn::BackendDesc plan, dnn::BackendDesc variant_pack);
 };
 
 // cuDNN 9, loaded once per process: $DIRECTML_CUDNN_PATH (the library or its folder) when set, and nowhere else
 // (so a path without it turns cuDNN off); else libcudnn.so.9 by name (already loaded by PyTorch, or on the
 // loader's path), pip's nvidia-cudnn beside this package, then the CUDA toolkit. Null where none loads.
 const Cudnn* load_cudnn();
+
+// A cuDNN handle of one device and the mutex held by whoever sets its stream and calls with it.
+struct DnnHandle {
+    dnn::Handle handle = nullptr;
+    std::mutex mutex;
+};
+// The handle of `device`, created on first use and kept for the process; null where cudnnCreate fails there.
+DnnHandle* dnn_handle(const Cudnn& lib, CudaDevice& device);
+// cuDNN's name for status `s` (CUDNN_STATUS_...).
+std::string dnn_status_name(const Cudnn& lib, dnn::Status s);
+
+// A cuDNN call failed at compile: the case is left to our own kernels.
+struct DnnRefused {};
+inline void dnn_need(dnn::Status s) {
+    if (s != 0) throw DnnRefused{};
+}
 
 // A cuDNN convolution's tensor: 4-D or 5-D, element dimensions and strides in cuDNN's order (N, C, spatial...).
 struct DnnTensor {
@@ -123,14 +153,13 @@ public:
     void enqueue(const void* x, const void* w, void* y, const void* bias, void* workspace, cudaStream_t stream) const;
 
 private:
-    struct Handle;
     // What the measurements chose; kept per problem for the process, so that repeated shapes are measured once.
     struct Choice {
         int32_t algo = 0, math = 0;
         uint64_t workspace = 0;
         bool fused = false;
     };
-    DnnConvolution(const Cudnn& lib, Handle& handle, const DnnConvProblem& p, DnnEpilogue epilogue);
+    DnnConvolution(const Cudnn& lib, DnnHandle& handle, const DnnConvProblem& p, DnnEpilogue epilogue);
     void describe();
     std::optional<Choice> measure(CudaDevice& device);
     void apply(const Choice& c);
@@ -138,7 +167,7 @@ private:
     dnn::Status run(const void* x, const void* w, void* y, const void* bias, void* workspace) const;
 
     const Cudnn& lib_;
-    Handle& handle_;
+    DnnHandle& handle_;
     DnnConvProblem p_;
     DnnEpilogue epilogue_;
     dnn::TensorDesc x_ = nullptr, y_ = nullptr, bias_ = nullptr;

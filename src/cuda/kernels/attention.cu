@@ -1,8 +1,12 @@
-// DML_OPERATOR_MULTIHEAD_ATTENTION with the CPU kernel's semantics (cpu/kernels/attention.cpp). Two paths:
-//  - flash (float16, head sizes 64 / 128 for keys and values alike, no relative position bias, no BOOLEAN mask
-//    (the sequence masks are fine), sm_80 and up; DIRECTML_FLASH_ATTENTION=0 turns it off): one fused kernel
-//    (flash_attention.cuh) that reads Q, K and V in place through their strides where it can, else from copies
-//    packed by the gather below (bias added, past keys / values first, or present outputs asked for).
+// DML_OPERATOR_MULTIHEAD_ATTENTION with the CPU kernel's semantics (cpu/kernels/attention.cpp). Three paths:
+//  - fused: one kernel reading Q, K and V in place through their strides where it can, else from copies packed by
+//    the gather below (bias added, past keys / values first, or present outputs asked for). Two kernels can be it:
+//     - cuDNN's fused SDPA (cudnn_attention.h: float16, head sizes multiples of 8 up to 256, no mask of any kind
+//       nor relative position bias);
+//     - our flash kernel (flash_attention.cuh: float16, head sizes 64 / 128 for keys and values alike, no relative
+//       position bias, no BOOLEAN mask (the sequence masks are fine), sm_80 and up; DIRECTML_FLASH_ATTENTION=0
+//       turns it off).
+//    Where both take a problem, the faster on scratch operands of its shape runs it (measured once per shape).
 //  - general (everything else): gather Q, K, V per (batch, head) into packed [batch, heads, rows, head_size] (K and
 //    V straight into the present outputs when asked for), scores = scale * Q K^T on cuBLASLt (strided batches), a
 //    kernel adding the relative position bias and the mask and taking each row's softmax in float, then P V on
@@ -10,14 +14,15 @@
 //    kScoresBudget bytes of batch entries are held at once.
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
-#include <tuple>
-#include <utility>
 
 #include "../../core/ops/attention.h"
 #include "../cublaslt.h"
+#include "../cudnn_attention.h"
 #include "common.cuh"
 #include "flash_attention.cuh"
 #include "kernel.h"
@@ -192,7 +197,9 @@ public:
             std::copy(st.begin(), st.end(), terms_.relative.st);
         }
 
-        if (flash_suits(node)) plan_flash(d, q, k, v);
+        const bool flash = flash_suits(node);
+        if (dnn_suits(node)) dnn_ = DnnAttention::create(device, dnn_problem(d, q, k, v));
+        if (dnn_ || flash) plan_fused(d, q, k, v, flash);
         else plan_general(d, q, k, v);
     }
 
@@ -229,6 +236,13 @@ private:
         return Source{input, 0, st[0], st[2], st[1], st[3]};
     }
 
+    int compute_capability_major() const {
+        int major = 0;
+        check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_.index()),
+              "cudaDeviceGetAttribute");
+        return major;
+    }
+
     bool flash_suits(const Node& node) const {
         const char* env = std::getenv("DIRECTML_FLASH_ATTENTION");
         if (env && std::string(env) == "0") return false;
@@ -236,10 +250,45 @@ private:
         if (node.inputs[kRelativeBias] || boolean_mask_) return false;
         if (B_ > 65535 || H_ > 65535) return false;                   // grid dimensions z and y
         if (S_ > uint32_t(INT32_MAX) || total_ > uint32_t(INT32_MAX)) return false;  // 32-bit row and key indices
-        int major = 0;
-        check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_.index()),
-              "cudaDeviceGetAttribute");
-        return major >= 8;
+        return compute_capability_major() >= 8;
+    }
+
+    bool dnn_suits(const Node& node) const {
+        if (type_ != DataType::Float16 || node.inputs[kMask] || node.inputs[kRelativeBias]) return false;
+        for (uint32_t size : {hs_, vhs_})
+            if (size % 8 != 0 || size > 256) return false;
+        return compute_capability_major() >= 8;
+    }
+
+    // How a fused kernel reads a role: in place when nothing is added to it, its head rows are contiguous and every
+    // step is 16-byte aligned; else from its packed copy [batch, heads, past + rows, head_size].
+    bool in_place(const Role& r) const {
+        const Source& s = r.src;
+        auto aligned = [](int64_t stride, uint32_t size) { return size == 1 || stride % 8 == 0; };
+        return r.bias_offset < 0 && !r.past && r.present < 0 && s.sd == 1 && s.offset % 8 == 0 && aligned(s.sb, B_) &&
+               aligned(s.sr, r.rows) && aligned(s.sh, H_);
+    }
+    FlashOperand fused_layout(const Role& r) const {
+        if (in_place(r)) return FlashOperand{nullptr, r.src.sb, r.src.sr, r.src.sh};
+        const int64_t rows = (r.past ? past_ : 0) + r.rows, hs = r.head_size;
+        return FlashOperand{nullptr, H_ * rows * hs, hs, rows * hs};
+    }
+    Place fused_place(const Role& r) {
+        return in_place(r) ? Place{Place::Input, r.src.input, r.src.offset * int64_t(es_)} : gather(r);
+    }
+
+    DnnAttentionProblem dnn_problem(const MultiheadAttentionDesc& d, const Role& q, const Role& k,
+                                    const Role& v) const {
+        DnnAttentionProblem p;
+        p.batch = B_, p.heads = H_, p.queries = S_, p.keys = total_, p.head_size = hs_, p.value_head_size = vhs_;
+        p.scale = d.scale;
+        auto strides = [](const FlashOperand& f, int64_t (&st)[3]) { st[0] = f.sb, st[1] = f.sh, st[2] = f.sr; };
+        strides(fused_layout(q), p.q);
+        strides(fused_layout(k), p.k);
+        strides(fused_layout(v), p.v);
+        const int64_t row = int64_t(H_) * vhs_;  // the output: packed [batch, S, heads * value_head_size]
+        p.o[0] = S_ * row, p.o[1] = vhs_, p.o[2] = row;
+        return p;
     }
 
     int64_t reserve(uint64_t bytes) { return int64_t(workspace_.reserve(bytes)); }
@@ -315,33 +364,62 @@ private:
         lt_offset_ = reserve(std::max(qk_->workspace_size(), pv_->workspace_size()));
     }
 
-    // The flash kernel reads a role in place when nothing is added to it, its head rows are contiguous and every
-    // step is 16-byte aligned; else from its gathered copy.
-    std::pair<Place, FlashOperand> flash_operand(const Role& r) {
-        const Source& s = r.src;
-        auto aligned = [](int64_t stride, uint32_t size) { return size == 1 || stride % 8 == 0; };
-        if (r.bias_offset < 0 && !r.past && r.present < 0 && s.sd == 1 && s.offset % 8 == 0 && aligned(s.sb, B_) &&
-            aligned(s.sr, r.rows) && aligned(s.sh, H_))
-            return {Place{Place::Input, s.input, s.offset * int64_t(es_)}, FlashOperand{nullptr, s.sb, s.sr, s.sh}};
-        const int64_t rows = (r.past ? past_ : 0) + r.rows, hs = r.head_size;
-        return {gather(r), FlashOperand{nullptr, H_ * rows * hs, hs, rows * hs}};
-    }
-
-    void plan_flash(const MultiheadAttentionDesc& d, const Role& q, const Role& k, const Role& v) {
-        flash_ = true;
-        std::tie(q_, params_.q) = flash_operand(q);
-        std::tie(k_, params_.k) = flash_operand(k);
-        std::tie(v_, params_.v) = flash_operand(v);
+    // The fused path: cuDNN's SDPA (dnn_, where it built) or our flash kernel (`flash`: it suits), the faster
+    // where both may run.
+    void plan_fused(const MultiheadAttentionDesc& d, const Role& q, const Role& k, const Role& v, bool flash) {
+        fused_ = true;
+        params_.q = fused_layout(q), params_.k = fused_layout(k), params_.v = fused_layout(v);
         params_.S = S_, params_.T = total_, params_.H = H_;
         constexpr float kLog2e = 1.4426950408889634f;
         params_.scale_log2 = d.scale * kLog2e;
         params_.filter_log2 = d.mask_filter_value * kLog2e;
-        auto allow = [](auto kernel, size_t bytes) {  // over 48 KiB of dynamic shared memory needs asking for
-            check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-                  "cudaFuncSetAttribute (flash attention)");
+        if (flash) {
+            auto allow = [](auto kernel, size_t bytes) {  // over 48 KiB of dynamic shared memory needs asking for
+                check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+                      "cudaFuncSetAttribute (flash attention)");
+            };
+            if (hs_ == 64) allow(flash_attention_kernel<64>, FlashConfig<64>::kSharedBytes);
+            else allow(flash_attention_kernel<128>, FlashConfig<128>::kSharedBytes);
+            if (dnn_ && !dnn_faster()) dnn_.reset();
+        }
+        q_ = fused_place(q), k_ = fused_place(k), v_ = fused_place(v);
+        if (dnn_) dnn_offset_ = reserve(dnn_->workspace_size());
+    }
+
+    // Whether cuDNN's SDPA runs this problem faster than the flash kernel, timed on zeroed scratch operands of its
+    // layouts; remembered per device and layout for the process.
+    bool dnn_faster() {
+        std::vector<int64_t> key = {device_.index(), B_, S_, total_, H_, hs_};
+        for (const FlashOperand* f : {&params_.q, &params_.k, &params_.v}) key.insert(key.end(), {f->sb, f->sr, f->sh});
+        static std::mutex mutex;
+        static std::map<std::vector<int64_t>, bool> chosen;
+        {
+            std::lock_guard lock(mutex);
+            if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+        }
+        std::lock_guard stream_lock(device_.stream_mutex());
+        DeviceGuard guard(device_.index());
+        const cudaStream_t stream = device_.stream();
+        std::vector<std::shared_ptr<Memory>> held;
+        auto zeros = [&](uint64_t elements) {
+            held.push_back(device_.allocate(std::max<uint64_t>(elements * es_, 1)));
+            check(cudaMemsetAsync(held.back()->data, 0, elements * es_, stream), "cudaMemsetAsync");
+            return held.back()->data;
         };
-        if (hs_ == 64) allow(flash_attention_kernel<64>, FlashConfig<64>::kSharedBytes);
-        else allow(flash_attention_kernel<128>, FlashConfig<128>::kSharedBytes);
+        auto extent = [&](const FlashOperand& f, uint32_t rows) {  // elements, one past the last addressed
+            return uint64_t((B_ - 1) * f.sb + (H_ - 1) * f.sh + (rows - 1) * f.sr + hs_);
+        };
+        FlashParams p = params_;
+        p.q.base = static_cast<const __half*>(zeros(extent(p.q, S_)));
+        p.k.base = static_cast<const __half*>(zeros(extent(p.k, total_)));
+        p.v.base = static_cast<const __half*>(zeros(extent(p.v, total_)));
+        p.out = static_cast<__half*>(zeros(uint64_t(B_) * S_ * H_ * vhs_));
+        void* ws = zeros(dnn_->workspace_size());
+        const float flash_ms = time_ms(stream, [&] { launch_flash(p, stream); });
+        const float dnn_ms = time_ms(stream, [&] { dnn_->enqueue(p.q.base, p.k.base, p.v.base, p.out, ws, stream); });
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after timing attention");
+        std::lock_guard lock(mutex);
+        return chosen.emplace(key, dnn_ms < flash_ms).first->second;
     }
 
     template <int D>
@@ -350,6 +428,10 @@ private:
         const dim3 grid((S_ + C::kBlockM - 1) / C::kBlockM, H_, B_);
         flash_attention_kernel<D><<<grid, C::kThreads, C::kSharedBytes, stream>>>(p);
         check_launch("flash attention");
+    }
+    void launch_flash(const FlashParams& p, cudaStream_t stream) const {
+        if (hs_ == 64) launch_flash<64>(p, stream);
+        else launch_flash<128>(p, stream);
     }
 
     template <class T>
@@ -368,15 +450,16 @@ private:
         T* out = static_cast<T*>(args.outputs[0]);
 
         if constexpr (std::is_same_v<T, __half>)
-            if (flash_) {
+            if (fused_) {
                 FlashParams p = params_;
                 p.q.base = reinterpret_cast<const __half*>(q_.at(args));
                 p.k.base = reinterpret_cast<const __half*>(k_.at(args));
                 p.v.base = reinterpret_cast<const __half*>(v_.at(args));
                 p.out = out;
                 p.mask = terms.range;
-                if (hs_ == 64) launch_flash<64>(p, args.stream);
-                else launch_flash<128>(p, args.stream);
+                if (!dnn_) return launch_flash(p, args.stream);
+                void* ws = static_cast<std::byte*>(args.workspace) + dnn_offset_;
+                dnn_->enqueue(p.q.base, p.k.base, p.v.base, out, ws, args.stream);
                 return;
             }
 
@@ -406,7 +489,7 @@ private:
     size_t es_;
     uint32_t B_, S_, H_, hs_, vhs_, past_, kv_, total_;
     int64_t bias_stride_ = 0;
-    bool boolean_mask_ = false, flash_ = false;
+    bool boolean_mask_ = false, fused_ = false;
     ScoreTerms terms_{};
     std::vector<GatherStep> gathers_;
     Place q_, k_, v_;  // where the products read Q, K, V
@@ -416,8 +499,11 @@ private:
     CallStep call_step_{};
     int64_t scores_offset_ = 0, lt_offset_ = 0;
     std::optional<LtMatmul> qk_, pv_;
-    // flash path: its parameters but the addresses
+    // fused path: the flash kernel's parameters but the addresses (their layouts are cuDNN's too), or cuDNN's SDPA
+    // with its workspace
     FlashParams params_{};
+    std::unique_ptr<DnnAttention> dnn_;
+    int64_t dnn_offset_ = 0;
 };
 
 }  // namespace
