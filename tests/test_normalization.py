@@ -208,6 +208,47 @@ def test_mean_variance_normalization_keyword_scale_and_views(device, rng):
                                atol=1e-5)
 
 
+def np_group_norm(x, groups, eps=1e-5):
+    n, c, h, w = x.shape
+    v = x.astype(np.float64).reshape(n, groups, -1)
+    return ((v - v.mean(2, keepdims=True)) / np.sqrt(v.var(2, keepdims=True) + eps)).reshape(n, c, h, w)
+
+
+def silu(v):
+    return v / (1 + np.exp(-v))
+
+
+# Compile folds an activation into the normalization before it where nothing else reads the normalization's output
+# (here through a reinterpreted view, as GroupNorm is spelled); results must not change whichever way it goes.
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("case", ["folds", "output_is_read_twice", "normalization_is_an_output", "already_fused",
+                                  "activation_is_an_output"])
+def test_activation_after_group_norm(device, rng, dtype, case):
+    n, c, h, w, groups = 2, 8, 3, 5, 4
+    a = (rng.standard_normal((n, c, h, w)) * 2 + 1).astype(dtype)
+    g = dml.Graph(device)
+    x = g.input(a.shape, dtype)
+    grouped = dml.reinterpret(x, [n, groups, c // groups, h, w])
+    fused = FA.relu() if case == "already_fused" else FA.none()
+    norm = dml.mean_variance_normalization(grouped, axes=[2, 3, 4], normalize_variance=True, epsilon=1e-5,
+                                           fused_activation=fused)
+    norm = dml.reinterpret(norm, [n, c, h, w])
+    act = dml.activation_swish(norm)
+    outputs = {"folds": [act * 2.0], "output_is_read_twice": [act + norm], "normalization_is_an_output": [act, norm],
+               "already_fused": [act], "activation_is_an_output": [act, act + 1.0]}[case]
+    got = g.compile(outputs)({x: a})
+    ref_norm = np_group_norm(a, groups)
+    if case == "already_fused":
+        ref_norm = np.maximum(ref_norm, 0)
+    ref_act = silu(ref_norm)
+    want = {"folds": [ref_act * 2], "output_is_read_twice": [ref_act + ref_norm],
+            "normalization_is_an_output": [ref_act, ref_norm], "already_fused": [ref_act],
+            "activation_is_an_output": [ref_act, ref_act + 1]}[case]
+    assert len(got) == len(want)
+    for y, r in zip(got, want):
+        close(y, r, dtype, 1e-4)
+
+
 # --- local_response_normalization ----------------------------------------------------------------------------------
 
 def np_lrn(x, cross_channel, size, alpha, beta, bias):

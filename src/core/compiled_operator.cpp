@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "errors.h"
+#include "fuse_activations.h"
 #include "ops/elementwise.h"
 
 namespace dml {
@@ -65,6 +66,7 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         }
         compiled_.outputs.push_back(v);
     }
+    fuse_activations(compiled_);
     plan_ = device_->compile(compiled_);
     // With no owned inputs (constants at most) there is nothing to wait for.
     if (std::none_of(compiled_.inputs.begin(), compiled_.inputs.end(),
