@@ -183,8 +183,8 @@ class Ctx:
         return result
 
     def compile(self, outputs):
-        """The cpu executor runs every graph; another one may refuse a few cases at compile: a clean refusal, skipped."""
-        return self.build("compile", lambda: self.g.compile(list(outputs)), True if DEV.kind == "cpu" else None)
+        """Every executor runs every graph the builders accepted: a refusal at compile fails."""
+        return self.build("compile", lambda: self.g.compile(list(outputs)), True)
 
     def refuses(self, what, fn):
         try:
