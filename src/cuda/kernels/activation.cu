@@ -29,12 +29,11 @@ struct ActivationOp {
     T* y;
     const T* x;
     FusedActivation f;
-    __device__ compute_of<T> value(const int64_t (&off)[2]) const {
+    __device__ void operator()(uint64_t, const int64_t (&off)[2]) const {
         const auto v = load(x + off[1]);
-        if constexpr (is_float_v<T>) return apply_activation(f, v);
-        else return v > T(0) ? v : T(0);  // integers: RELU only (the builder admits no other)
+        if constexpr (is_float_v<T>) store(y + off[0], apply_activation(f, v));
+        else store(y + off[0], v > T(0) ? v : T(0));  // integers: RELU only (the builder admits no other)
     }
-    __device__ void put(const int64_t (&off)[2], compute_of<T> v) const { store(y + off[0], v); }
 };
 
 void launch_activation(const MapKernel<2>& k, const LaunchArgs& a) {
@@ -49,10 +48,9 @@ struct ParameterizedReluOp {
     T* y;
     const T* x;
     const T* slope;
-    __device__ compute_of<T> value(const int64_t (&off)[3]) const {
-        return parameterized_relu(load(x + off[1]), load(slope + off[2]));
+    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
+        store(y + off[0], parameterized_relu(load(x + off[1]), load(slope + off[2])));
     }
-    __device__ void put(const int64_t (&off)[3], compute_of<T> v) const { store(y + off[0], v); }
 };
 
 void launch_parameterized_relu(const MapKernel<3>& k, const LaunchArgs& a) {

@@ -65,14 +65,13 @@ struct MapOp {
     const void* x[N - 1];
     Fn fn;
 
-    __device__ compute_of<Out> value(const int64_t (&off)[N]) const {
-        return apply(off, std::index_sequence_for<In...>{});
+    __device__ void operator()(uint64_t, const int64_t (&off)[N]) const {
+        apply(off, std::index_sequence_for<In...>{});
     }
     template <size_t... I>
-    __device__ compute_of<Out> apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
-        return compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...));
+    __device__ void apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
+        store(y + off[0], compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...)));
     }
-    __device__ void put(const int64_t (&off)[N], compute_of<Out> v) const { store(y + off[0], v); }
 };
 
 template <class Out, class... In, int N, class Fn>
@@ -222,7 +221,7 @@ struct PowOp {
     template <class E>
     __device__ compute_of<E> at(int64_t off) const { return load(static_cast<const E*>(e) + off); }
 
-    __device__ C value(const int64_t (&off)[3]) const {
+    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
         bool is_float = false;
         float fe = 0.0f;
         int64_t ie = 0;
@@ -239,12 +238,11 @@ struct PowOp {
         C b = load(x + off[1]);
         if constexpr (is_float_v<T>) {
             if (scaled) b = affine(b, scale, bias);
-            return apply_pow(b, is_float ? C(fe) : C(ie));
+            store(y + off[0], apply_pow(b, is_float ? C(fe) : C(ie)));
         } else {
-            return C(is_float ? apply_pow(b, fe) : apply_pow(b, ie));
+            store(y + off[0], is_float ? apply_pow(b, fe) : apply_pow(b, ie));
         }
     }
-    __device__ void put(const int64_t (&off)[3], C v) const { store(y + off[0], v); }
 };
 
 void launch_pow(const MapKernel<3>& k, const LaunchArgs& a) {
@@ -347,8 +345,8 @@ struct CastOp {
     void* y;
     const From* x;
     DataType to;
-    __device__ compute_of<From> value(const int64_t (&off)[2]) const { return load(x + off[1]); }
-    __device__ void put(const int64_t (&off)[2], compute_of<From> v) const {
+    __device__ void operator()(uint64_t, const int64_t (&off)[2]) const {
+        auto v = load(x + off[1]);
         switch (to) {
             case DataType::Float32: return cast_store<float>(y, off[0], v);
             case DataType::Float16: return cast_store<__half>(y, off[0], v);
