@@ -106,6 +106,11 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
 constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
 
+// Elements of each stream a thread holds: kHeld, or twice that for a wide operator on float16 (MVN: one stream,
+// in registers as float), whose teams then have half the threads (a row of 4096 takes 128), so that more rows are
+// in flight on a multiprocessor. The plan and the kernel (vectors or not) agree on it.
+__host__ __device__ constexpr int held_elements(bool wide_float16) { return wide_float16 ? 2 * kHeld : kHeld; }
+
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
 struct Triple {
     float a, b, c;
@@ -138,7 +143,7 @@ struct GroupPlan {
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
 // the operands read or written element by element in full. The narrowest team holding a whole group takes it
 // (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
+// would spill); larger groups are cut into chunks of kChunkTeam * held_elements elements.
 template <int N>
 GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
                          const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
@@ -168,17 +173,18 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     for (int k : streams)
         p.vectors = p.vectors && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
                     strides_multiple(g.inner, k, vec, 1);
+    const uint64_t held = held_elements(wide && type == DataType::Float16);
     wide = wide && p.vectors;
     p.team = 0;
     for (int team : {32, 64, 128, 256, 512, 1024})
-        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
+        if ((wide || team == 32 || team == 256) && team * held >= g.size) {
             p.team = team;
             g.chunk = g.size, g.chunks = 1;
             break;
         }
     if (!p.team) {
         p.team = kChunkTeam;
-        g.chunk = uint64_t(kChunkTeam) * kHeld;
+        g.chunk = kChunkTeam * held;
         g.chunks = (g.size + g.chunk - 1) / g.chunk;
     }
     return p;
@@ -195,7 +201,7 @@ enum class Pass { Whole, Partials, Apply };
 template <class Op, int TEAM, int VEC>
 __global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
     group_norm_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
-    constexpr int N = Op::N, ITEMS = kHeld / VEC;
+    constexpr int N = Op::N, ITEMS = held_elements(Op::kWide && sizeof(typename Op::Type) == 2) / VEC;
     const unsigned lane = threadIdx.x;
     const uint64_t items = g.outer.count * g.chunks;
     for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
@@ -322,24 +328,23 @@ struct NormalizeOp {
         load_vec<VEC>(x + at[X], v[0]);
     }
 
-    // Each thread's statistics from its registers in two passes, then one reduction of the team combining them
-    // (rather than two reductions, for the mean and then the deviations: the team waits on one).
     template <int TEAM, int ITEMS, int VEC>
-    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t, const int64_t (&)[N]) const {
+    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t count, const int64_t (&)[N]) const {
+        auto sum = [](float p, float q) { return p + q; };
         float s = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) s += v[k][0][j];
-        const float n = float(held * VEC), m = held ? s / n : 0.0f;
+        const float n = float(count), m = team_reduce<TEAM>(s, sum) / n;
         float sq = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) sq += (v[k][0][j] - m) * (v[k][0][j] - m);
-        return team_reduce<TEAM>(Triple{n, m, sq}, [](Triple p, Triple q) { return combine(p, q); });
+        return {n, m, team_reduce<TEAM>(sq, sum)};
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t group, uint64_t, bool write) const {
