@@ -106,11 +106,6 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
 constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
 
-// Elements of each stream a thread holds: kHeld, or twice that for a wide operator on float16 (MVN: one stream,
-// in registers as float), whose teams then have half the threads (a row of 4096 takes 128), so that more rows are
-// in flight on a multiprocessor. The plan and the kernel (vectors or not) agree on it.
-__host__ __device__ constexpr int held_elements(bool wide_float16) { return wide_float16 ? 2 * kHeld : kHeld; }
-
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
 struct Triple {
     float a, b, c;
@@ -143,7 +138,7 @@ struct GroupPlan {
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
 // the operands read or written element by element in full. The narrowest team holding a whole group takes it
 // (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks of kChunkTeam * held_elements elements.
+// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
 template <int N>
 GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
                          const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
@@ -173,18 +168,17 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     for (int k : streams)
         p.vectors = p.vectors && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
                     strides_multiple(g.inner, k, vec, 1);
-    const uint64_t held = held_elements(wide && type == DataType::Float16);
     wide = wide && p.vectors;
     p.team = 0;
     for (int team : {32, 64, 128, 256, 512, 1024})
-        if ((wide || team == 32 || team == 256) && team * held >= g.size) {
+        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
             p.team = team;
             g.chunk = g.size, g.chunks = 1;
             break;
         }
     if (!p.team) {
         p.team = kChunkTeam;
-        g.chunk = kChunkTeam * held;
+        g.chunk = uint64_t(kChunkTeam) * kHeld;
         g.chunks = (g.size + g.chunk - 1) / g.chunk;
     }
     return p;
@@ -201,7 +195,7 @@ enum class Pass { Whole, Partials, Apply };
 template <class Op, int TEAM, int VEC>
 __global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
     group_norm_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
-    constexpr int N = Op::N, ITEMS = held_elements(Op::kWide && sizeof(typename Op::Type) == 2) / VEC;
+    constexpr int N = Op::N, ITEMS = kHeld / VEC;
     const unsigned lane = threadIdx.x;
     const uint64_t items = g.outer.count * g.chunks;
     for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
