@@ -36,7 +36,9 @@ __device__ __forceinline__ ValueIndex<C> shuffle_xor(ValueIndex<C> v, int lane_m
             (uint64_t)__shfl_xor_sync(0xffffffffu, (unsigned long long)v.index, lane_mask)};
 }
 
-// Combines one value per thread of a TEAM-thread team; every thread of the team gets the result.
+// Combines one value per thread of a TEAM-thread team; every thread of the team gets the result. A team of more
+// than 32 threads must be its whole block (blockDim.y == 1, as every launch here has it): the block shares one
+// `partial` array and synchronizes whole.
 template <int TEAM, class V, class Op>
 __device__ V team_reduce(V v, Op op) {
 #pragma unroll
