@@ -1,5 +1,7 @@
 """Batch normalization (inference, training, gradients), mean variance and local response normalization vs NumPy."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -247,6 +249,26 @@ def test_activation_after_group_norm(device, rng, dtype, case):
     assert len(got) == len(want)
     for y, r in zip(got, want):
         close(y, r, dtype, 1e-4)
+
+
+# Activations DirectML cannot fuse fold too (both executors apply any in fused position), with their parameters.
+FOLDED = {
+    "swish_scaled": (lambda v: dml.activation_swish(v, sigmoid_input_scale=1.7), lambda v: v / (1 + np.exp(-1.7 * v))),
+    "gelu": (dml.activation_gelu, lambda v: v * 0.5 * (1 + np.vectorize(math.erf)(v / math.sqrt(2)))),
+    "hard_swish": (lambda v: dml.activation_hard_swish(v, alpha=0.2, beta=0.4),
+                   lambda v: v * np.clip(0.2 * v + 0.4, 0, 1)),
+    "leaky_relu": (lambda v: dml.activation_leaky_relu(v, alpha=0.3), lambda v: np.where(v >= 0, v, 0.3 * v)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLDED))
+def test_any_activation_after_layer_norm(run, rng, name):
+    build, ref = FOLDED[name]
+    x = (rng.standard_normal((3, 7, 24)) * 2 + 1).astype(np.float32)
+    (y,) = run(lambda v: build(dml.mean_variance_normalization(v, axes=[2], normalize_variance=True, epsilon=1e-5)),
+               x)
+    X = x.astype(np.float64)
+    close(y, ref((X - X.mean(2, keepdims=True)) / np.sqrt(X.var(2, keepdims=True) + 1e-5)), np.float32, 1e-4)
 
 
 # --- local_response_normalization ----------------------------------------------------------------------------------
