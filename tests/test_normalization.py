@@ -237,14 +237,14 @@ def test_activation_after_group_norm(device, rng, dtype, case):
     norm = dml.reinterpret(norm, [n, c, h, w])
     act = dml.activation_swish(norm)
     outputs = {"folds": [act * 2.0], "output_is_read_twice": [act + norm], "normalization_is_an_output": [act, norm],
-               "already_fused": [act], "activation_is_an_output": [act, act + 1.0]}[case]
+               "already_fused": [act * 2.0], "activation_is_an_output": [act, act + 1.0]}[case]
     got = g.compile(outputs)({x: a})
     ref_norm = np_group_norm(a, groups)
     if case == "already_fused":
         ref_norm = np.maximum(ref_norm, 0)
     ref_act = silu(ref_norm)
     want = {"folds": [ref_act * 2], "output_is_read_twice": [ref_act + ref_norm],
-            "normalization_is_an_output": [ref_act, ref_norm], "already_fused": [ref_act],
+            "normalization_is_an_output": [ref_act, ref_norm], "already_fused": [ref_act * 2],
             "activation_is_an_output": [ref_act, ref_act + 1]}[case]
     assert len(got) == len(want)
     for y, r in zip(got, want):
@@ -269,6 +269,29 @@ def test_any_activation_after_layer_norm(run, rng, name):
                x)
     X = x.astype(np.float64)
     close(y, ref((X - X.mean(2, keepdims=True)) / np.sqrt(X.var(2, keepdims=True) + 1e-5)), np.float32, 1e-4)
+
+
+def test_layer_norm_that_is_an_output_keeps_its_values(run, rng):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+
+    def build(v):
+        norm = dml.mean_variance_normalization(v, axes=[1], normalize_variance=True, epsilon=1e-5)
+        return [dml.activation_swish(norm) * 2.0, norm]
+
+    y, n = run(build, x)
+    X = x.astype(np.float64)
+    ref = (X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-5)
+    close(n, ref, np.float32, 1e-4)
+    close(y, 2 * ref / (1 + np.exp(-ref)), np.float32, 1e-4)
+
+
+def test_activation_on_a_strided_view_of_a_normalization_does_not_fold(run, rng):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    norm = lambda v: dml.mean_variance_normalization(v, axes=[1], normalize_variance=True, epsilon=1e-5)  # noqa: E731
+    (y,) = run(lambda v: dml.activation_swish(dml.reinterpret(norm(v), [6, 4], [1, 6])) * 2.0, x)  # transposed
+    X = x.astype(np.float64)
+    n = ((X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-5)).T
+    close(y, 2 * n / (1 + np.exp(-n)), np.float32, 1e-4)
 
 
 # --- local_response_normalization ----------------------------------------------------------------------------------
