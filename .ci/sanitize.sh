@@ -36,13 +36,14 @@ ln -s "$ROOT/$BUILD"/_core*.so "$IMPORT/directml/"
 # allocations at exit are not ours to judge, so leak detection is off; tests/test_leaks.py covers leaks.
 # Left out: test_stubs (no stub is generated here), test_cuda (no CUDA in this build), test_directml_on_linux (it
 # builds and runs its own native bridge), and the sample programs run as subprocesses (test_samples.py, the
-# *_program tests of test_samples_models.py); the model samples' networks themselves do run.
+# *_program tests of test_samples_models.py); the model samples' networks themselves do run. --capture=sys leaves
+# file descriptor 2 alone, so that a sanitizer's report (written there just before it aborts) is seen.
 start=$SECONDS
 LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" \
 ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 PYTHONPATH="$IMPORT" \
-python -m pytest tests -ra -p no:cacheprovider \
+python -m pytest tests -ra -p no:cacheprovider --capture=sys \
     --ignore=tests/test_stubs.py --ignore=tests/test_cuda.py \
     --ignore=tests/test_directml_on_linux.py --ignore=tests/test_samples.py -k "not _program"
 rc=$?

@@ -1,5 +1,7 @@
 // The CPU plan: a kernel per node, looked up at compile, and one arena for every intermediate value and kernel
-// workspace, with offsets reused once a value's last reader has run.
+// workspace, with offsets reused once a value's last reader has run. Under AddressSanitizer the arena is poisoned
+// but for the blocks alive as each node runs, so that a kernel touching an intermediate past its extent, or one no
+// longer (or not yet) alive, is reported even though the arena itself is one allocation.
 #include <algorithm>
 
 #include "../core/errors.h"
@@ -7,9 +9,51 @@
 #include "cpu_device.h"
 #include "kernels/kernel.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DML_POISON_ARENA 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DML_POISON_ARENA 1
+#endif
+#endif
+#ifdef DML_POISON_ARENA
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace dml::cpu {
 
 namespace {
+
+// Marks arena blocks usable or not for AddressSanitizer (nothing in other builds). The whole arena is poisoned
+// while it lives and usable again when it goes, exceptions included.
+class ArenaPoison {
+public:
+    ArenaPoison(std::byte* arena, uint64_t bytes) : arena_(arena), bytes_(bytes) { mark(0, bytes_, true); }
+    ~ArenaPoison() { mark(0, bytes_, false); }
+    ArenaPoison(const ArenaPoison&) = delete;
+    ArenaPoison& operator=(const ArenaPoison&) = delete;
+
+    void usable(const std::vector<MemoryPlan::Block>& blocks) const {
+        for (const auto& b : blocks) mark(b.offset, b.bytes, false);
+    }
+    void unusable(const std::vector<MemoryPlan::Block>& blocks) const {
+        for (const auto& b : blocks) mark(b.offset, b.bytes, true);
+    }
+
+private:
+    void mark(uint64_t offset, uint64_t bytes, bool poison) const {
+#ifdef DML_POISON_ARENA
+        if (!arena_) return;
+        if (poison) ASAN_POISON_MEMORY_REGION(arena_ + offset, bytes);
+        else ASAN_UNPOISON_MEMORY_REGION(arena_ + offset, bytes);
+#else
+        (void)offset, (void)bytes, (void)poison;
+#endif
+    }
+
+    std::byte* arena_;
+    uint64_t bytes_;
+};
 
 const KernelTable& kernel_table() {
     static const KernelTable table = [] {
@@ -59,6 +103,7 @@ public:
         if (!arena_ && memory_.arena_size) arena_ = device_->allocate(memory_.arena_size);
         const DispatchMemory address{inputs, outputs, arena_ ? static_cast<std::byte*>(arena_->data) : nullptr};
         ThreadPool& pool = cpu_thread_pool();
+        const ArenaPoison poison(address.arena, memory_.arena_size);
         for (size_t i = 0; i < graph_.nodes.size(); ++i) {
             const Node& node = graph_.nodes[i];
             KernelArgs args{node, {}, {}, address.arena ? address.arena + memory_.workspace[i] : nullptr, pool};
@@ -66,7 +111,9 @@ public:
                 args.inputs.push_back(op ? TensorArg{&op->desc, address(memory_.input(*op))} : TensorArg{});
             for (size_t k = 0; k < node.outputs.size(); ++k)
                 args.outputs.push_back({&node.outputs[k], address(memory_.outputs[i][k])});
+            poison.usable(memory_.born[i]);
             kernels_[i].run(args);
+            poison.unusable(memory_.dead[i]);
         }
     }
 

@@ -47,8 +47,14 @@ struct Location {
 // Where a compiled graph's values and kernel workspaces live: graph outputs in the caller's buffers, every other
 // node output and workspace at an offset in one arena, a value's range reused once its last reader has run.
 struct MemoryPlan {
+    struct Block {
+        uint64_t offset, bytes;  // bytes as asked for, before rounding
+    };
     std::vector<std::vector<Location>> outputs;  // by node, then by the node's output
     std::vector<uint64_t> workspace;             // by node: arena offset of its workspace (0 if it has none)
+    // By node: the arena blocks that come alive as it runs (its outputs, its workspace) and those dead once it has
+    // run (its workspace, the values it read last). What a sanitized build poisons between nodes.
+    std::vector<std::vector<Block>> born, dead;
     uint64_t arena_size = 0;
 
     // `workspace_bytes(i)`: the scratch bytes node i's kernel asks for. Blocks are rounded up to `alignment`.
@@ -60,9 +66,10 @@ struct MemoryPlan {
             for (const auto& op : g.nodes[i].inputs)
                 if (op && op->value.source == Value::Source::Node) last_use[op->value.index] = i;
         ArenaPlanner arena(alignment);
-        std::vector<std::vector<uint64_t>> to_release(n);
         outputs.resize(n);
         workspace.resize(n, 0);
+        born.resize(n);
+        dead.resize(n);
         for (size_t i = 0; i < n; ++i) {
             const Node& node = g.nodes[i];
             for (uint32_t k = 0; k < node.outputs.size(); ++k) {
@@ -71,16 +78,20 @@ struct MemoryPlan {
                 if (out != g.outputs.end()) {
                     outputs[i].push_back({Location::Kind::Output, uint64_t(out - g.outputs.begin())});
                 } else {
-                    uint64_t off = arena.allocate(node.outputs[k].total_tensor_size_in_bytes());
-                    outputs[i].push_back({Location::Kind::Arena, off});
-                    to_release[std::max(last_use[i], i)].push_back(off);
+                    const uint64_t bytes = node.outputs[k].total_tensor_size_in_bytes();
+                    const Block b{arena.allocate(bytes), bytes};
+                    outputs[i].push_back({Location::Kind::Arena, b.offset});
+                    born[i].push_back(b);
+                    dead[std::max(last_use[i], i)].push_back(b);
                 }
             }
             if (uint64_t ws = workspace_bytes(i)) {
-                workspace[i] = arena.allocate(ws);
-                arena.release(workspace[i]);
+                const Block b{arena.allocate(ws), ws};
+                workspace[i] = b.offset;
+                born[i].push_back(b);
+                dead[i].push_back(b);
             }
-            for (uint64_t off : to_release[i]) arena.release(off);
+            for (const Block& b : dead[i]) arena.release(b.offset);
         }
         arena_size = arena.peak();
     }
