@@ -31,42 +31,6 @@ constexpr auto int_range = []<int... I>(std::integer_sequence<int, I...>) {
     return std::integer_sequence<int, (First + I)...>{};
 }(std::make_integer_sequence<int, Last - First>{});
 
-// Calls f.template operator()<U>() with the unsigned integer type as wide as `type`'s elements.
-template <class F>
-void visit_bits(DataType type, F&& f) {
-    switch (element_size(type)) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
-
-// visit_data_type over the types a builder admits, so that no kernel is compiled for the others: every type but
-// FLOAT64 (DirectML has no FLOAT64 arithmetic), or the eight types of at most 32 bits (THRESHOLD's and POW's table).
-template <class F>
-void visit_numeric(DataType type, F&& f) {
-    visit_data_type(type, [&]<class T>() {
-        if constexpr (std::is_same_v<T, double>) throw std::logic_error("FLOAT64 is not admitted here");
-        else f.template operator()<T>();
-    });
-}
-
-template <class F>
-void visit_narrow(DataType type, F&& f) {
-    visit_data_type(type, [&]<class T>() {
-        if constexpr (sizeof(T) > 4) throw std::logic_error("64-bit types are not admitted here");
-        else f.template operator()<T>();
-    });
-}
-
-// Calls f.template operator()<B>() with the UINT8 or UINT32 type of a predicate's output.
-template <class F>
-void visit_boolean(DataType type, F&& f) {
-    if (type == DataType::UInt8) return f.template operator()<uint8_t>();
-    return f.template operator()<uint32_t>();
-}
-
 // DirectML's cast of stored values (scalar_math.h's convert, between the compute types).
 template <class To, class From>
 To cast_value(From v) {
@@ -110,9 +74,9 @@ void run_unary(const KernelArgs& args) {
     DataType type = args.outputs[0].desc->data_type;
     const auto& d = args.desc<UnaryDesc>();
     if (d.function == UnaryFunction::BitNot)
-        return visit_bits(type, [&]<class U>() { map_elements<U, U>(args, [](U x) { return U(~x); }); });
+        return visit_storage(type, [&]<class U>() { map_elements<U, U>(args, [](U x) { return U(~x); }); });
     if (d.function == UnaryFunction::Identity && !d.scale_bias)  // a copy: bits whatever the type
-        return visit_bits(type, [&]<class U>() { map_elements<U, U>(args, [](U x) { return x; }); });
+        return visit_storage(type, [&]<class U>() { map_elements<U, U>(args, [](U x) { return x; }); });
     visit_numeric(type, [&]<class T>() { run_unary_typed<T>(args); });
 }
 
@@ -133,7 +97,7 @@ void run_typed_unary(const KernelArgs& args) {
     const DataType in = args.inputs[0].desc->data_type;
     visit_boolean(args.outputs[0].desc->data_type, [&]<class B>() {
         if (d.function == TypedUnaryFunction::BitCount)
-            return visit_bits(in, [&]<class U>() { map_elements<B, U>(args, [](U x) { return B(bit_count(x)); }); });
+            return visit_storage(in, [&]<class U>() { map_elements<B, U>(args, [](U x) { return B(bit_count(x)); }); });
         visit_data_type(in, [&]<class T>() {
             using C = compute_t<T>;
             if constexpr (std::is_floating_point_v<C>) {
@@ -153,7 +117,7 @@ void run_binary(const KernelArgs& args) {
     const DataType type = args.outputs[0].desc->data_type;
     constexpr int first_bitwise = int(BinaryFunction::BitAnd);
     if (int(f) >= first_bitwise)
-        return visit_bits(type, [&]<class U>() {
+        return visit_storage(type, [&]<class U>() {
             with_constant(f, int_range<first_bitwise, int(BinaryFunction::BitShiftRight) + 1>, [&]<BinaryFunction F>() {
                 map_elements<U, U, U>(args, [](U x, U y) { return apply_bitwise(F, x, y); });
             });
@@ -205,7 +169,7 @@ void run_compare(const KernelArgs& args) {
 }
 
 void run_if(const KernelArgs& args) {
-    visit_bits(args.outputs[0].desc->data_type, [&]<class U>() {
+    visit_storage(args.outputs[0].desc->data_type, [&]<class U>() {
         map_elements<U, uint8_t, U, U>(args, [](uint8_t c, U a, U b) { return c ? a : b; });
     });
 }

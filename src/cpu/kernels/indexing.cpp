@@ -17,17 +17,6 @@ std::vector<int64_t> strides_of(const TensorArg& t) { return signed_strides(t.de
 
 std::vector<int64_t> packed(const Sizes& sizes) { return signed_strides(packed_strides(sizes)); }
 
-// Calls f.template operator()<U>() with an unsigned type of the element's size: the kernels only move elements.
-template <class F>
-void visit_storage(DataType type, F&& f) {
-    switch (element_size(type)) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
-
 int64_t read_index(DataType type, const std::byte* base, int64_t at) {
     switch (type) {
         case DataType::Int32: return reinterpret_cast<const int32_t*>(base)[at];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../core/tensor_desc.h"
+#include "../../executor/type_visits.h"
 #include "../thread_pool.h"
 #include "kernel.h"
 
@@ -106,12 +107,7 @@ inline void copy_strided(ThreadPool& pool, const Sizes& shape, size_t element_si
             for (uint64_t j = 0; j < n; ++j) d[off[0] + int64_t(j) * st[0]] = s[off[1] + int64_t(j) * st[1]];
         });
     };
-    switch (element_size) {
-        case 1: return copy.template operator()<uint8_t>();
-        case 2: return copy.template operator()<uint16_t>();
-        case 4: return copy.template operator()<uint32_t>();
-        default: return copy.template operator()<uint64_t>();
-    }
+    visit_storage(element_size, copy);
 }
 
 // Splits the dimensions into the reduced `axes` and the rest: each "group" (a point in the other dimensions)

@@ -45,6 +45,10 @@ decltype(auto) visit_type(DataType type, F&& f) {
     });
 }
 
+// The executor's stored type for the host's: __half for dml::half (visit_numeric<device_type>, type_visits.h).
+template <class T>
+using device_type = std::conditional_t<std::is_same_v<T, half>, __half, T>;
+
 // The same for the float types only (the builders admit nothing else where this is used).
 template <class F>
 void visit_float_type(DataType type, F&& f) {

@@ -10,7 +10,7 @@
 #include "common.cuh"
 #include "kernel.h"
 #include "factory.h"
-#include "storage.cuh"
+#include "../../executor/type_visits.h"
 
 namespace dml::cuda {
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "../../executor/scalar_math.h"
+#include "../../executor/type_visits.h"
 #include "map.cuh"
 
 namespace dml::cuda {
@@ -18,42 +19,6 @@ namespace dml::cuda {
 namespace {
 
 // --- type dispatch (host) -------------------------------------------------------------------------------------------
-
-// visit_type over the types a builder admits, so that no kernel is compiled for the others: every type but FLOAT64
-// (DirectML has no FLOAT64 arithmetic), or the eight types of at most 32 bits (THRESHOLD's and POW's tables).
-template <class F>
-void visit_numeric(DataType type, F&& f) {
-    visit_type(type, [&]<class T>() {
-        if constexpr (std::is_same_v<T, double>) throw std::logic_error("FLOAT64 is not admitted here");
-        else f.template operator()<T>();
-    });
-}
-
-template <class F>
-void visit_narrow(DataType type, F&& f) {
-    visit_type(type, [&]<class T>() {
-        if constexpr (sizeof(T) > 4) throw std::logic_error("64-bit types are not admitted here");
-        else f.template operator()<T>();
-    });
-}
-
-// The unsigned integer type as wide as `type`'s elements.
-template <class F>
-void visit_bits(DataType type, F&& f) {
-    switch (element_size(type)) {
-        case 1: return f.template operator()<uint8_t>();
-        case 2: return f.template operator()<uint16_t>();
-        case 4: return f.template operator()<uint32_t>();
-        default: return f.template operator()<uint64_t>();
-    }
-}
-
-// The UINT8 or UINT32 type of a predicate's output.
-template <class F>
-void visit_boolean(DataType type, F&& f) {
-    if (type == DataType::UInt8) return f.template operator()<uint8_t>();
-    return f.template operator()<uint32_t>();
-}
 
 // --- the generic map --------------------------------------------------------------------------------------------
 
@@ -118,8 +83,8 @@ struct BitNot {
 void launch_unary(const MapKernel<2>& k, const LaunchArgs& a) {
     const auto& d = k.desc<UnaryDesc>();
     if (d.function == UnaryFunction::BitNot)
-        return visit_bits(k.output_type(), [&]<class U>() { map_elements<U, U>(k, a, BitNot{}, "bit not"); });
-    visit_numeric(k.output_type(), [&]<class T>() {
+        return visit_storage(k.output_type(), [&]<class U>() { map_elements<U, U>(k, a, BitNot{}, "bit not"); });
+    visit_numeric<device_type>(k.output_type(), [&]<class T>() {
         using C = compute_of<T>;
         if constexpr (is_float_v<T>) {
             UnaryFloat<C> fn{d.function, d.scale_bias.has_value(), C(d.scale_bias ? d.scale_bias->scale : 1.0f),
@@ -139,7 +104,7 @@ struct Round {
 };
 
 void launch_round(const MapKernel<2>& k, const LaunchArgs& a) {
-    visit_numeric(k.output_type(), [&]<class T>() {
+    visit_numeric<device_type>(k.output_type(), [&]<class T>() {
         if constexpr (is_float_v<T>) map_elements<T, T>(k, a, Round{k.desc<RoundDesc>().mode}, "round");
     });
 }
@@ -160,9 +125,9 @@ void launch_typed_unary(const MapKernel<2>& k, const LaunchArgs& a) {
     const auto& d = k.desc<TypedUnaryDesc>();
     visit_boolean(k.output_type(), [&]<class B>() {
         if (d.function == TypedUnaryFunction::BitCount)
-            return visit_bits(k.input_type(), [&]<class U>() { map_elements<B, U>(k, a, PopCount{}, "bit count"); });
+            return visit_storage(k.input_type(), [&]<class U>() { map_elements<B, U>(k, a, PopCount{}, "bit count"); });
         const FloatClass fn{d.function == TypedUnaryFunction::IsNaN, d.infinity_mode};
-        visit_numeric(k.input_type(), [&]<class T>() {
+        visit_numeric<device_type>(k.input_type(), [&]<class T>() {
             if constexpr (is_float_v<T>) map_elements<B, T>(k, a, fn, "is nan / is infinity");
         });
     });
@@ -196,10 +161,10 @@ bool is_bitwise(BinaryFunction f) {
 void launch_binary(const MapKernel<3>& k, const LaunchArgs& a) {
     const auto& d = k.desc<BinaryDesc>();
     if (is_bitwise(d.function))
-        return visit_bits(k.output_type(), [&]<class U>() {
+        return visit_storage(k.output_type(), [&]<class U>() {
             map_elements<U, U, U>(k, a, Bitwise<U>{d.function}, "bitwise");
         });
-    visit_numeric(k.output_type(), [&]<class T>() {
+    visit_numeric<device_type>(k.output_type(), [&]<class T>() {
         map_elements<T, T, T>(k, a, Binary<T>{d.function, d.fused}, "binary");
     });
 }
@@ -247,7 +212,7 @@ struct PowOp {
 
 void launch_pow(const MapKernel<3>& k, const LaunchArgs& a) {
     const auto& sb = k.desc<PowDesc>().scale_bias;
-    visit_narrow(k.output_type(), [&]<class T>() {
+    visit_narrow<device_type>(k.output_type(), [&]<class T>() {
         using C = compute_of<T>;
         PowOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]), a.inputs[1],
                     k.node.inputs[1]->desc.data_type, sb.has_value(), C(sb ? sb->scale : 1.0f),
@@ -267,7 +232,7 @@ struct Compare {
 void launch_compare(const MapKernel<3>& k, const LaunchArgs& a) {
     const Compare fn{k.desc<CompareDesc>().function};
     visit_boolean(k.output_type(), [&]<class B>() {
-        visit_numeric(k.input_type(), [&]<class T>() { map_elements<B, T, T>(k, a, fn, "compare"); });
+        visit_numeric<device_type>(k.input_type(), [&]<class T>() { map_elements<B, T, T>(k, a, fn, "compare"); });
     });
 }
 
@@ -277,7 +242,7 @@ struct Select {
 };
 
 void launch_if(const MapKernel<4>& k, const LaunchArgs& a) {
-    visit_bits(k.output_type(), [&]<class U>() { map_elements<U, uint8_t, U, U>(k, a, Select{}, "if"); });
+    visit_storage(k.output_type(), [&]<class U>() { map_elements<U, uint8_t, U, U>(k, a, Select{}, "if"); });
 }
 
 // --- clip, clip grad, cast ------------------------------------------------------------------------------------------
@@ -294,7 +259,7 @@ struct Clip {
 
 void launch_clip(const MapKernel<2>& k, const LaunchArgs& a) {
     const auto& d = k.desc<ClipDesc>();
-    visit_numeric(k.output_type(), [&]<class T>() {
+    visit_numeric<device_type>(k.output_type(), [&]<class T>() {
         using C = compute_of<T>;
         const Clip<C> fn{typed_bound<T>(d.min), typed_bound<T>(d.max), C(d.scale_bias ? d.scale_bias->scale : 1.0f),
                          C(d.scale_bias ? d.scale_bias->bias : 0.0f), d.scale_bias.has_value()};
@@ -330,7 +295,7 @@ ClipGrad<compute_of<T>> clip_grad_bounds(double min, double max) {
 
 void launch_clip_grad(const MapKernel<3>& k, const LaunchArgs& a) {
     const auto& d = k.desc<ClipGradDesc>();
-    visit_numeric(k.output_type(), [&]<class T>() {
+    visit_numeric<device_type>(k.output_type(), [&]<class T>() {
         map_elements<T, T, T>(k, a, clip_grad_bounds<T>(d.min, d.max), "clip grad");
     });
 }

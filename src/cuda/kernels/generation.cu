@@ -8,7 +8,7 @@
 #include "common.cuh"
 #include "factory.h"
 #include "kernel.h"
-#include "storage.cuh"
+#include "../../executor/type_visits.h"
 
 namespace dml::cuda {
 
