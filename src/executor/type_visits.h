@@ -1,6 +1,7 @@
-// Type dispatches both executors' kernels share. Each calls f.template operator()<T>() with one type, so that a
-// kernel is compiled only for the types that can reach it. `Stored` maps the host's stored type to the executor's
-// (the CUDA executor stores float16 as __half where the host has dml::half).
+// Dispatches kernels share: each calls f.template operator()<...>() with a template argument chosen at run time.
+// Types: a kernel is compiled only for the types that can reach it; `Stored` maps the host's stored type to the
+// executor's (the CUDA executor stores float16 as __half where the host has dml::half). Values: a loop calls the
+// scalar math with a constant function, whose switch folds away (and the loop vectorizes).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -55,5 +56,19 @@ void visit_boolean(DataType type, F&& f) {
     if (type == DataType::UInt8) return f.template operator()<uint8_t>();
     return f.template operator()<uint32_t>();
 }
+
+// Calls f.template operator()<E(I)>() with the I of the sequence that equals e. A value outside the sequence is
+// not available.
+template <class E, int... I, class F>
+void with_constant(E e, std::integer_sequence<int, I...>, F&& f) {
+    if (!((int(e) == I && (f.template operator()<E(I)>(), true)) || ...))
+        throw std::logic_error("function not available for this type");
+}
+
+// The integers First, ..., Last - 1.
+template <int First, int Last>
+constexpr auto int_range = []<int... I>(std::integer_sequence<int, I...>) {
+    return std::integer_sequence<int, (First + I)...>{};
+}(std::make_integer_sequence<int, Last - First>{});
 
 }  // namespace dml

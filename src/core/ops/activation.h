@@ -27,7 +27,8 @@ enum class ActivationFunction {
     Softsign,
     ThresholdedRelu,    // alpha
     Shrink,             // bias (alpha), threshold (beta)
-    // Not fusable (DirectML's fused-activation list leaves them out): standalone operators only.
+    // Not in DirectML's fused-activation list: builders refuse them as a fused activation, though compile's
+    // fold (fuse_activations.h) may set one on a normalization.
     Gelu,
     Swish,              // sigmoid input scale (alpha)
     HardSwish,          // alpha, beta

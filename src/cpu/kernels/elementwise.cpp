@@ -17,20 +17,6 @@ namespace dml::cpu {
 
 namespace {
 
-// Calls f.template operator()<E(I)>() with the I of the sequence that equals e: each loop then calls the scalar math
-// with a constant function, whose switch folds away. A function outside the sequence is not available.
-template <class E, int... I, class F>
-void with_constant(E e, std::integer_sequence<int, I...>, F&& f) {
-    if (!((int(e) == I && (f.template operator()<E(I)>(), true)) || ...))
-        throw std::logic_error("function not available for this type");
-}
-
-// The integers First, ..., Last - 1.
-template <int First, int Last>
-constexpr auto int_range = []<int... I>(std::integer_sequence<int, I...>) {
-    return std::integer_sequence<int, (First + I)...>{};
-}(std::make_integer_sequence<int, Last - First>{});
-
 // DirectML's cast of stored values (scalar_math.h's convert, between the compute types).
 template <class To, class From>
 To cast_value(From v) {
