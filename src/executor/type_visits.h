@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "../core/data_type.h"
+#include "../core/ops/activation.h"
 
 namespace dml {
 
@@ -70,5 +71,11 @@ template <int First, int Last>
 constexpr auto int_range = []<int... I>(std::integer_sequence<int, I...>) {
     return std::integer_sequence<int, (First + I)...>{};
 }(std::make_integer_sequence<int, Last - First>{});
+
+// Calls f.template operator()<A>() with activation function `a` as a constant.
+template <class F>
+void with_activation(ActivationFunction a, F&& f) {
+    with_constant(a, int_range<0, int(ActivationFunction::HardSwish) + 1>, std::forward<F>(f));
+}
 
 }  // namespace dml

@@ -18,9 +18,8 @@ void run_activation(const KernelArgs& args) {
     const FusedActivation& f = args.desc<ActivationDesc>().activation;
     visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
         using C = compute_t<T>;
-        constexpr auto functions = int_range<0, int(ActivationFunction::HardSwish) + 1>;
         if constexpr (std::is_floating_point_v<C>)  // the function a constant: each loop vectorizes
-            with_constant(f.function, functions, [&]<ActivationFunction A>() {
+            with_activation(f.function, [&]<ActivationFunction A>() {
                 map_elements<T, T>(args, [&](T x) { return T(apply_activation({A, f.alpha, f.beta}, C(x))); });
             });
         else  // integers: RELU only (the builder admits no other)

@@ -23,11 +23,13 @@ To cast_value(From v) {
     return To(convert<compute_t<To>>(compute_t<From>(v)));
 }
 
-// Applies `f` in place to `n` packed elements of type T (no-op for None).
+// Applies `f` in place to `n` packed elements of type T (no-op for None), the function a constant in the loop.
 template <class T>
 void apply_activation_inplace(const FusedActivation& f, T* data, size_t n) {
     if (f.is_none()) return;
-    for (size_t i = 0; i < n; ++i) data[i] = T(apply_activation(f, compute_t<T>(data[i])));
+    with_activation(f.function, [&]<ActivationFunction A>() {
+        for (size_t i = 0; i < n; ++i) data[i] = T(apply_activation({A, f.alpha, f.beta}, compute_t<T>(data[i])));
+    });
 }
 
 // --- unary --------------------------------------------------------------------------------------------------------
