@@ -59,40 +59,30 @@ std::unique_ptr<DnnAttention> DnnAttention::create(CudaDevice& device, const Dnn
     auto set = [&](dnn::BackendDesc d, int32_t attribute, int32_t type, int64_t count, const void* values) {
         dnn_need(lib->backend_set(d, attribute, type, count, values));
     };
-    // A finalized tensor descriptor: [batch, heads, rows, elements] through (batch, head, row) strides, 16-byte
-    // aligned; or the scale, one float passed by value.
-    auto tensor = [&](int64_t uid, int64_t rows, int64_t elements, const int64_t (&st)[3]) {
+    // A finalized tensor descriptor, 4-D: Q, K, V and O are [batch, heads, rows, elements] through (batch, head,
+    // row) strides, float16, 16-byte aligned; the scale is one float passed by value.
+    auto tensor = [&](int64_t uid, int32_t type, const int64_t (&dims)[4], const int64_t (&strides)[4],
+                      int64_t alignment, bool by_value) {
         const dnn::BackendDesc t = a->make(kTensor);
-        const int64_t dims[4] = {p.batch, p.heads, rows, elements}, strides[4] = {st[0], st[1], st[2], 1};
-        const int64_t alignment = 16;
-        set(t, kTensorDataType, kTypeDataType, 1, &kDataHalf);
+        set(t, kTensorDataType, kTypeDataType, 1, &type);
         set(t, kTensorDimensions, kTypeInt64, 4, dims);
         set(t, kTensorStrides, kTypeInt64, 4, strides);
         set(t, kTensorUniqueId, kTypeInt64, 1, &uid);
         set(t, kTensorAlignment, kTypeInt64, 1, &alignment);
+        if (by_value) set(t, kTensorByValue, kTypeBoolean, 1, &by_value);
         dnn_need(lib->backend_finalize(t));
         return t;
     };
-    auto scale = [&] {
-        const dnn::BackendDesc t = a->make(kTensor);
-        const int64_t ones[4] = {1, 1, 1, 1}, uid = kScale, alignment = 4;
-        const bool by_value = true;
-        set(t, kTensorDataType, kTypeDataType, 1, &kDataFloat);
-        set(t, kTensorDimensions, kTypeInt64, 4, ones);
-        set(t, kTensorStrides, kTypeInt64, 4, ones);
-        set(t, kTensorUniqueId, kTypeInt64, 1, &uid);
-        set(t, kTensorAlignment, kTypeInt64, 1, &alignment);
-        set(t, kTensorByValue, kTypeBoolean, 1, &by_value);
-        dnn_need(lib->backend_finalize(t));
-        return t;
+    auto operand = [&](int64_t uid, int64_t rows, int64_t elements, const int64_t (&st)[3]) {
+        return tensor(uid, kDataHalf, {p.batch, p.heads, rows, elements}, {st[0], st[1], st[2], 1}, 16, false);
     };
     try {
         DeviceGuard guard(device.index());
-        const dnn::BackendDesc q = tensor(kQ, p.queries, p.head_size, p.q);
-        const dnn::BackendDesc k = tensor(kK, p.keys, p.head_size, p.k);
-        const dnn::BackendDesc v = tensor(kV, p.keys, p.value_head_size, p.v);
-        const dnn::BackendDesc o = tensor(kO, p.queries, p.value_head_size, p.o);
-        const dnn::BackendDesc s = scale();
+        const dnn::BackendDesc q = operand(kQ, p.queries, p.head_size, p.q);
+        const dnn::BackendDesc k = operand(kK, p.keys, p.head_size, p.k);
+        const dnn::BackendDesc v = operand(kV, p.keys, p.value_head_size, p.v);
+        const dnn::BackendDesc o = operand(kO, p.queries, p.value_head_size, p.o);
+        const dnn::BackendDesc s = tensor(kScale, kDataFloat, {1, 1, 1, 1}, {1, 1, 1, 1}, 4, true);
         const dnn::BackendDesc op = a->make(kSdpaForward);
         set(op, kSdpaQ, kTypeDescriptor, 1, &q);
         set(op, kSdpaK, kTypeDescriptor, 1, &k);
