@@ -3,7 +3,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +25,28 @@ void check(cudaError_t e, std::string_view what);
 void check_launch(std::string_view what);
 // Milliseconds per run of `f` (which enqueues on `stream`), timed over a few runs after one that is not counted.
 float time_ms(cudaStream_t stream, const std::function<void()>& f);
+
+// Choices measured at compile (an algorithm, a kernel), kept for the process by key (device and problem): a key is
+// measured once. `measure` runs without the lock held, as it may wait for the device's stream; a measurement that
+// throws is not kept.
+template <class V>
+class Measurements {
+public:
+    template <class F>
+    V get(const std::vector<int64_t>& key, F&& measure) {
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = kept_.find(key); it != kept_.end()) return it->second;
+        }
+        V v = measure();
+        std::lock_guard lock(mutex_);
+        return kept_.emplace(key, std::move(v)).first->second;
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::vector<int64_t>, V> kept_;
+};
 
 // Makes device `index` current for the calling thread while it lives.
 class DeviceGuard {
@@ -52,6 +76,7 @@ public:
 
     int index() const { return index_; }
     int sm_count() const { return sm_count_; }
+    int compute_capability_major() const { return compute_major_; }
     cudaStream_t stream() const { return stream_; }
     // Held by whoever enqueues work on stream(): a capture must see no other thread's work.
     std::mutex& stream_mutex() { return stream_mutex_; }
@@ -64,7 +89,7 @@ private:
 
     int index_;
     std::string name_;
-    int sm_count_ = 0;
+    int sm_count_ = 0, compute_major_ = 0;
     cudaStream_t stream_ = nullptr;
     std::mutex stream_mutex_;
     // Freed blocks by rounded size, reused last-in first-out: cudaMalloc and cudaFree are slow (cudaFree

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -128,8 +127,7 @@ std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const
     if (!handle) return nullptr;
     std::unique_ptr<DnnConvolution> c(new DnnConvolution(*lib, *handle, p, std::move(epilogue)));
     // Choices by device and problem; none where cuDNN has no algorithm for it.
-    static std::mutex chosen_mutex;
-    static std::map<std::vector<int64_t>, std::optional<Choice>> chosen;
+    static Measurements<std::optional<Choice>> chosen;
     std::vector<int64_t> key = {device.index(), int64_t(p.type), p.backward, p.flip, p.nhwc, p.groups, p.x.rank,
                                 p.fuse_bias, p.fuse_relu};
     for (const DnnTensor* t : {&p.x, &p.y})
@@ -138,19 +136,7 @@ std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const
     for (int i = 0; i + 2 < p.x.rank; ++i) key.insert(key.end(), {p.pad[i], p.stride[i], p.dilation[i]});
     try {
         c->describe();
-        std::optional<Choice> choice;
-        bool known;
-        {
-            std::lock_guard lock(chosen_mutex);
-            auto it = chosen.find(key);
-            known = it != chosen.end();
-            if (known) choice = it->second;
-        }
-        if (!known) {
-            choice = c->measure(device);
-            std::lock_guard lock(chosen_mutex);
-            chosen.emplace(key, choice);
-        }
+        const std::optional<Choice> choice = chosen.get(key, [&] { return c->measure(device); });
         if (!choice) return nullptr;
         c->apply(*choice);
     } catch (const DnnRefused&) {

@@ -14,8 +14,6 @@
 //    kScoresBudget bytes of batch entries are held at once.
 #include <algorithm>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -236,13 +234,6 @@ private:
         return Source{input, 0, st[0], st[2], st[1], st[3]};
     }
 
-    int compute_capability_major() const {
-        int major = 0;
-        check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_.index()),
-              "cudaDeviceGetAttribute");
-        return major;
-    }
-
     bool flash_suits(const Node& node) const {
         const char* env = std::getenv("DIRECTML_FLASH_ATTENTION");
         if (env && std::string(env) == "0") return false;
@@ -250,14 +241,14 @@ private:
         if (node.inputs[kRelativeBias] || boolean_mask_) return false;
         if (B_ > 65535 || H_ > 65535) return false;                   // grid dimensions z and y
         if (S_ > uint32_t(INT32_MAX) || total_ > uint32_t(INT32_MAX)) return false;  // 32-bit row and key indices
-        return compute_capability_major() >= 8;
+        return device_.compute_capability_major() >= 8;
     }
 
     bool dnn_suits(const Node& node) const {
         if (type_ != DataType::Float16 || node.inputs[kMask] || node.inputs[kRelativeBias]) return false;
         for (uint32_t size : {hs_, vhs_})
             if (size % 8 != 0 || size > 256) return false;
-        return compute_capability_major() >= 8;
+        return device_.compute_capability_major() >= 8;
     }
 
     // How a fused kernel reads a role: in place when nothing is added to it, its head rows are contiguous and every
@@ -391,12 +382,11 @@ private:
     bool dnn_faster() {
         std::vector<int64_t> key = {device_.index(), B_, S_, total_, H_, hs_};
         for (const FlashOperand* f : {&params_.q, &params_.k, &params_.v}) key.insert(key.end(), {f->sb, f->sr, f->sh});
-        static std::mutex mutex;
-        static std::map<std::vector<int64_t>, bool> chosen;
-        {
-            std::lock_guard lock(mutex);
-            if (auto it = chosen.find(key); it != chosen.end()) return it->second;
-        }
+        static Measurements<bool> chosen;
+        return chosen.get(key, [&] { return measure_dnn_faster(); });
+    }
+
+    bool measure_dnn_faster() {
         std::lock_guard stream_lock(device_.stream_mutex());
         DeviceGuard guard(device_.index());
         const cudaStream_t stream = device_.stream();
@@ -418,8 +408,7 @@ private:
         const float flash_ms = time_ms(stream, [&] { launch_flash(p, stream); });
         const float dnn_ms = time_ms(stream, [&] { dnn_->enqueue(p.q.base, p.k.base, p.v.base, p.out, ws, stream); });
         check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after timing attention");
-        std::lock_guard lock(mutex);
-        return chosen.emplace(key, dnn_ms < flash_ms).first->second;
+        return dnn_ms < flash_ms;
     }
 
     template <int D>

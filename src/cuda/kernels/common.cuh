@@ -36,18 +36,15 @@ template <class T> __device__ __forceinline__ void store(T* p, compute_of<T> v) 
     else *p = v;
 }
 
-// visit_data_type with the device's float16 type: __half where the host has dml::half.
-template <class F>
-decltype(auto) visit_type(DataType type, F&& f) {
-    return visit_data_type(type, [&]<class T>() -> decltype(auto) {
-        if constexpr (std::is_same_v<T, half>) return f.template operator()<__half>();
-        else return f.template operator()<T>();
-    });
-}
-
-// The executor's stored type for the host's: __half for dml::half (visit_numeric<device_type>, type_visits.h).
+// The executor's stored type for the host's: __half for dml::half (also visit_numeric<device_type>, type_visits.h).
 template <class T>
 using device_type = std::conditional_t<std::is_same_v<T, half>, __half, T>;
+
+// visit_data_type with the device's stored types.
+template <class F>
+decltype(auto) visit_type(DataType type, F&& f) {
+    return visit_data_type(type, [&]<class T>() -> decltype(auto) { return f.template operator()<device_type<T>>(); });
+}
 
 // The same for the float types only (the builders admit nothing else where this is used).
 template <class F>
