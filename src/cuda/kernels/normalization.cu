@@ -123,6 +123,11 @@ struct Groups {
     uint64_t chunk;    // elements per work item: the whole group, or a multiple of the vector width
     uint64_t chunks;   // work items per group
     int64_t last[N];   // strides along the innermost inner dimension: the elements of a vector step by them
+
+    // Whether operand k runs contiguously along vectors of `vec` elements, each starting at a multiple of vec.
+    bool runs_in_vectors(int k, int vec) const {
+        return last[k] == 1 && strides_multiple(outer, k, vec) && strides_multiple(inner, k, vec, 1);
+    }
 };
 
 // How a node's groups run, settled at compile.
@@ -166,8 +171,7 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     const int vec = type == DataType::Float16 ? kVec<__half> : kVec<float>;
     p.vectors = g.inner.sizes[g.inner.rank - 1] % vec == 0;
     for (int k : streams)
-        p.vectors = p.vectors && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
-                    strides_multiple(g.inner, k, vec, 1);
+        p.vectors = p.vectors && g.runs_in_vectors(k, vec);
     wide = wide && p.vectors;
     p.team = 0;
     for (int team : {32, 64, 128, 256, 512, 1024})
@@ -470,13 +474,10 @@ public:
         plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y});
         // The optional operands present load in vectors where they run contiguously along the vectors of x.
         const int vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
-        const Groups<Op::N>& g = plan_.g;
         operand_vectors_ = plan_.vectors;
         const std::pair<int, int> operands[] = {{Op::Scale, 1}, {Op::Bias, 2}, {Op::Add, add_}};  // (operand, input)
         for (auto [k, input] : operands)
-            if (input_desc(node, input))
-                operand_vectors_ = operand_vectors_ && g.last[k] == 1 && strides_multiple(g.outer, k, vec) &&
-                                   strides_multiple(g.inner, k, vec, 1);
+            if (input_desc(node, input)) operand_vectors_ = operand_vectors_ && plan_.g.runs_in_vectors(k, vec);
     }
 
     uint64_t workspace_size() const override { return plan_.workspace(); }
