@@ -14,6 +14,8 @@ method, emits a System V thunk that:
   * unwraps bridge objects passed as interface-pointer arguments,
   * unwraps arrays of interface pointers (`IFoo *const *name` + count param),
   * converts explicit `__ret` aggregate returns into by-value returns,
+  * converts wide-string arguments from DirectML's wchar_t (32-bit here) to
+    the implementation's WCHAR (16-bit in vkd3d-proton, wchar_t in vkd3d),
   * wraps interface pointers returned through `REFIID riid, void **ppv` pairs
     and typed `IFoo **` out-parameters,
   * forwards everything else unchanged (GCC emits the ms_abi call because
@@ -86,6 +88,9 @@ def families(ifaces):
     return out
 
 
+# Wide-string parameter types: DirectML passes wchar_t strings (see bridge_wstr).
+WIDE_STRINGS = ("LPCWSTR", "const WCHAR *")
+
 IFACE_RE = re.compile(r"\b(I(?:D3D12|D3D10|Unknown)\w*|ID3DBlob)\b")
 
 
@@ -129,7 +134,8 @@ def gen_method(iface, ret, name, params):
         agg = params[0][0].rstrip("* ").strip()
         params = params[1:]
         ret = agg
-    decl_params = ", ".join(["bridge_obj *This"] + [f"{t} {n}{a}" for t, n, a in params])
+    decl_params = ", ".join(["bridge_obj *This"] + [
+        f"{'const wchar_t *' if t in WIDE_STRINGS else t} {n}{a}" for t, n, a in params])
     body = []
     body.append(f"    {iface} *inner = ({iface} *)This->inner;")
     body.append(f"    BRIDGE_TRACE(\"{iface}::{name}\");")
@@ -138,6 +144,11 @@ def gen_method(iface, ret, name, params):
     pre = []
     names = [n for _, n, _ in params]
     for i, (t, n, a) in enumerate(params):
+        if t in WIDE_STRINGS:
+            pre.append(f"    WCHAR *{n}_w = bridge_wstr({n});")
+            post.append(f"    free({n}_w);")
+            call_args.append(f"{n}_w")
+            continue
         ifc = iface_of(t)
         if ifc and not a:
             call_args.append(f"({t})bridge_unwrap({n})")
