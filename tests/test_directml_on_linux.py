@@ -131,6 +131,7 @@ def driver_run(tmp_path_factory):
     env["DMLX_VKD3D_PROTON_D3D12"] = str(PROTON_D3D12)
     env.setdefault("XDG_RUNTIME_DIR", "/tmp")
     env.setdefault("VKD3D_DEBUG", "warn")
+    env.setdefault("VKD3D_SHADER_CACHE_PATH", "0")  # else vkd3d-proton leaves a pipeline cache in the cwd
     r = subprocess.run(
         [str(build / "dml_linux_driver"), "--lib", str(lib), "--dump", str(dump)],
         capture_output=True, text=True, timeout=600, env=env,
@@ -138,7 +139,7 @@ def driver_run(tmp_path_factory):
     if _step(r.stdout, "D3D12CreateDevice") != "ok":
         # vkd3d-proton refuses Vulkan devices without descriptor indexing, robustness2, push
         # descriptors, ... (Mesa 22's lavapipe, for one): an environment gap, not a bridge bug.
-        errs = sorted(set(re.findall(r"^err:[^\n]*", r.stderr, re.M)))
+        errs = sorted(set(re.findall(r"^(?:[0-9a-f]+:)?err:([^\n]*)", r.stderr, re.M)))
         pytest.skip("vkd3d-proton created no D3D12 device on this Vulkan driver: " + " | ".join(errs[:4]))
     return r, dump
 

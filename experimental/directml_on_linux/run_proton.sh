@@ -51,7 +51,7 @@ run() {  # run NAME [env...]: one driver run, its log and result dumps under $OU
   local name=$1; shift
   mkdir -p "$OUT/$name"
   env "$@" LD_LIBRARY_PATH="$W/build:$P/lib:$NV:${LD_LIBRARY_PATH:-}" DMLX_VKD3D_PROTON_D3D12="$P/lib/libvkd3d-proton-d3d12.so" \
-      VKD3D_DEBUG=${VKD3D_DEBUG:-warn} VKD3D_SHADER_DEBUG=${VKD3D_SHADER_DEBUG:-warn} DMLX_BRIDGE_DUMP_SHADERS="$OUT/$name" \
+      VKD3D_SHADER_CACHE_PATH=0 VKD3D_DEBUG=${VKD3D_DEBUG:-warn} VKD3D_SHADER_DEBUG=${VKD3D_SHADER_DEBUG:-warn} DMLX_BRIDGE_DUMP_SHADERS="$OUT/$name" \
       timeout 300 "$W/build/dml_linux_driver" --lib "$W/libdirectml.so" --dump "$OUT/$name" ${DRIVER_ARGS:---bench 1024 --iters 20} \
       > "$OUT/$name.log" 2>&1
   echo "== $name: rc=$?"

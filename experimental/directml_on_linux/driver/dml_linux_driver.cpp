@@ -458,8 +458,13 @@ int main(int argc, char** argv) {
     DML_CREATE_DEVICE_FLAGS flags = dbg && *dbg == '1' ? DML_CREATE_DEVICE_FLAG_DEBUG : DML_CREATE_DEVICE_FLAG_NONE;
     if (!check(create(g.dev, flags, IID_PPV_ARGS(&g.dml)), "DMLCreateDevice")) return 5;
     {
-        DML_FEATURE_LEVEL levels[] = {DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_6_4};
-        DML_FEATURE_QUERY_FEATURE_LEVELS q = {2, levels};
+        // Every level this header knows: a library older than a requested level just leaves it out.
+        DML_FEATURE_LEVEL levels[] = {DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_2_0, DML_FEATURE_LEVEL_2_1,
+                                      DML_FEATURE_LEVEL_3_0, DML_FEATURE_LEVEL_3_1, DML_FEATURE_LEVEL_4_0,
+                                      DML_FEATURE_LEVEL_4_1, DML_FEATURE_LEVEL_5_0, DML_FEATURE_LEVEL_5_1,
+                                      DML_FEATURE_LEVEL_5_2, DML_FEATURE_LEVEL_6_0, DML_FEATURE_LEVEL_6_1,
+                                      DML_FEATURE_LEVEL_6_2, DML_FEATURE_LEVEL_6_3, DML_FEATURE_LEVEL_6_4};
+        DML_FEATURE_QUERY_FEATURE_LEVELS q = {sizeof(levels) / sizeof(levels[0]), levels};
         DML_FEATURE_DATA_FEATURE_LEVELS d = {};
         HRESULT hr = g.dml->CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS, sizeof(q), &q, sizeof(d), &d);
         std::printf("INFO DML max feature level hr=0x%08x level=0x%x\n", (unsigned)hr, (unsigned)d.MaxSupportedFeatureLevel);
