@@ -6,8 +6,9 @@
 # $DMLX_PROTON (default .dmlx-proton in the repo root, git-ignored) holds what is not in git:
 #   lib/libvkd3d-proton-d3d12.so, lib/libvkd3d-proton-d3d12core.so   vkd3d-proton 444561a9 (native build)
 #   include/                     its headers (installed include/vkd3d-proton, widl output included)
-#   libdirectml.so.xz            from torch-directml 0.2.5.dev240914 (fetch.sh)
-#   directx-headers-dev_*.deb    Debian's DirectX-Headers, used only where /usr/include/directx is absent
+#   libdirectml.so.xz            from torch-directml 0.2.5.dev240914    } both laid out by
+#   directx-headers-dev_*.deb    Debian's DirectX-Headers, used only   } fetch.sh --proton
+#                                where /usr/include/directx is absent
 # On the GPU machine: carry=[".gl", ".dmlx-proton"], run from the repo root:
 #   OUT=$OUT bash experimental/directml_on_linux/run_proton.sh
 # .gl/ holds Debian's Vulkan loader and glvnd .debs; they are unpacked to / only where the
