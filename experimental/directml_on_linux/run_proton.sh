@@ -42,6 +42,7 @@ fi
   ldd --version | head -1
 } | tee "$OUT/env.txt"
 
+rm -rf "$W/build"  # a CMake cache from another checkout would be refused
 cmake -S experimental/directml_on_linux -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DVKD3D_INCLUDE_DIR="$P/include" -DDIRECTX_HEADERS_ROOT="$DX" > "$OUT/build.log" 2>&1 \
   && cmake --build "$W/build" >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
