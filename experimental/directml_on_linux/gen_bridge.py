@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Generate System V <-> ms_abi COM forwarding thunks for the vkd3d bridge.
+"""Generate the bridge's System V COM forwarding thunks from a D3D12 implementation's headers.
 
 libdirectml.so (the WSL build) was compiled against DirectX-Headers' WSL
 adapter, where STDMETHODCALLTYPE is empty: COM methods use the System V x86-64
 calling convention and aggregate return values are returned *by value*
 (hidden return slot in %rdi, `this` in %rsi, or rax:rdx for <=16-byte PODs).
-vkd3d implements the same interfaces with `__attribute__((ms_abi))` methods and
-the MSVC aggregate-return convention (explicit `RetVal *__ret` after `This`).
+vkd3d-proton's native build (System V) and vkd3d (`__attribute__((ms_abi))`)
+both implement the interfaces with the MSVC aggregate-return convention
+(explicit `RetVal *__ret` after `This`).
 
-This script reads vkd3d's widl-generated C vtable declarations
+This script reads the implementation's widl-generated C vtable declarations
 (`typedef struct IFooVtbl { ... } IFooVtbl;`) and, for every interface and
 method, emits a System V thunk that:
   * unwraps bridge objects passed as interface-pointer arguments,
@@ -18,12 +19,12 @@ method, emits a System V thunk that:
     the implementation's WCHAR (16-bit in vkd3d-proton, wchar_t in vkd3d),
   * wraps interface pointers returned through `REFIID riid, void **ppv` pairs
     and typed `IFoo **` out-parameters,
-  * forwards everything else unchanged (GCC emits the ms_abi call because
-    vkd3d's function-pointer types carry the attribute).
+  * forwards everything else unchanged (GCC emits the call in the
+    implementation's convention: its function-pointer types carry it).
 Methods listed in OVERRIDES are implemented by hand in bridge.c (structs that
 embed interface pointers, SetPrivateDataInterface, Release bookkeeping, ...).
 
-Usage: gen_bridge.py OUT.c [vkd3d include dir]
+Usage: gen_bridge.py OUT.c [include dir of vkd3d-proton or vkd3d (default /usr/include/vkd3d)]
 """
 import os
 import re
