@@ -79,7 +79,7 @@ def _missing_pieces() -> list[str]:
 
 def _generate(tmp_path: Path, inc: Path) -> str:
     if not (inc / "vkd3d_d3d12.h").is_file():
-        pytest.skip(f"headers not found in {inc}")
+        pytest.skip(f"no vkd3d_d3d12.h in {inc} (DMLX_VKD3D_PROTON_INCLUDE / DMLX_VKD3D_INCLUDE name another folder)")
     out = tmp_path / "bridge_gen.c"
     subprocess.run([sys.executable, str(EXP / "gen_bridge.py"), str(out), str(inc)], check=True, timeout=60)
     return out.read_text()
