@@ -12,6 +12,10 @@ namespace dml {
 std::shared_ptr<Device> create_cuda_device(int index);
 bool cuda_device_present();
 #endif
+#ifdef DIRECTML_WITH_DIRECTML
+// directml/dml_device.cpp
+std::shared_ptr<Device> create_directml_device(int index);
+#endif
 
 uint64_t Buffer::nbytes() const {
     uint64_t n = element_size(data_type);
@@ -25,6 +29,9 @@ std::vector<std::string> available_device_kinds() {
     if (cuda_device_present()) kinds.push_back("cuda");
 #endif
     kinds.push_back("cpu");
+#ifdef DIRECTML_WITH_DIRECTML
+    kinds.push_back("directml");  // last: never the default; creating it says what is missing where it cannot run
+#endif
     return kinds;
 }
 
@@ -51,8 +58,14 @@ std::shared_ptr<Device> create_device(const std::string& requested, int index) {
         throw DeviceError("NOT_BUILT", "this build of directml has no cuda executor (no CUDA toolkit was found when it was built)");
 #endif
     }
-    if (kind == "directml")
-        throw DeviceError("NOT_BUILT", "this build of directml has no directml executor (it needs Windows or WSL)");
+    if (kind == "directml") {
+#ifdef DIRECTML_WITH_DIRECTML
+        return create_directml_device(index);
+#else
+        throw DeviceError("NOT_BUILT", "this build of directml has no directml executor (no DirectX-Headers were "
+                                       "found when it was built: apt-get install directx-headers-dev)");
+#endif
+    }
     throw ValueError("unknown device kind '" + kind + "'" + source + "; expected 'cpu', 'cuda' or 'directml'");
 }
 

@@ -1,0 +1,225 @@
+// The DirectML plan: the whole graph lowered to one DML_GRAPH_DESC (lowering.h), each operator first created on its
+// own so that DirectML's refusal names the node, then compiled with IDMLDevice1::CompileGraph. Initialization runs
+// DirectML's initializer once (filling the persistent resource); a dispatch binds the inputs and outputs in a
+// binding table over a descriptor heap, records the dispatch and waits for it.
+#include <algorithm>
+
+#include "../core/errors.h"
+#include "dml_device.h"
+#include "lowering.h"
+
+namespace dml::directml {
+
+namespace {
+
+std::string describe(const Node& node, size_t index) {
+    std::string s = "node " + std::to_string(index) + " (" + node.desc->type_name() + ": ";
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+        s += (i ? ", " : "") + (node.inputs[i] ? node.inputs[i]->desc.to_string() : std::string("none"));
+    s += " -> ";
+    for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + node.outputs[i].to_string();
+    return s + ")";
+}
+
+DML_BINDING_DESC buffer_binding(DescStore& store, ID3D12Resource* r, uint64_t bytes) {
+    if (!r) return {DML_BINDING_TYPE_NONE, nullptr};
+    // Buffers are whole 4-byte words (DmlDevice::create_buffer); DirectML binds them so.
+    return {DML_BINDING_TYPE_BUFFER, store.add(DML_BUFFER_BINDING{r, 0, std::max<uint64_t>(4, (bytes + 3) & ~3ull)})};
+}
+
+// The DirectML graph being built: operators as nodes, and the edges between them and the graph's inputs and outputs.
+class GraphBuilder {
+public:
+    GraphBuilder(IDMLDevice1* dml, DescStore& store) : dml_(dml), store_(store) {}
+
+    // Creates the operator (DirectML validates its description here) and adds it as a node; returns its index.
+    UINT add_node(const DML_OPERATOR_DESC& desc, const std::string& who) {
+        Ref<IDMLOperator> op;
+        HRESULT hr = dml_->CreateOperator(&desc, __uuidof(IDMLOperator), op.out());
+        if (FAILED(hr)) {
+            std::string name = hresult_name(hr);
+            throw DeviceError(name.substr(0, name.find(' ')),
+                              "DirectML refused " + who + ": CreateOperator returned " + name);
+        }
+        UINT index = UINT(nodes_.size());
+        const char* name = store_.add(who)->c_str();
+        nodes_.push_back({DML_GRAPH_NODE_TYPE_OPERATOR, store_.add(DML_OPERATOR_GRAPH_NODE_DESC{op.get(), name})});
+        operators_.push_back(std::move(op));
+        return index;
+    }
+    void input_edge(UINT graph_input, UINT to, UINT to_input) {
+        inputs_.push_back({DML_GRAPH_EDGE_TYPE_INPUT,
+                           store_.add(DML_INPUT_GRAPH_EDGE_DESC{graph_input, to, to_input, nullptr})});
+    }
+    void intermediate_edge(UINT from, UINT from_output, UINT to, UINT to_input) {
+        intermediates_.push_back({DML_GRAPH_EDGE_TYPE_INTERMEDIATE,
+                                  store_.add(DML_INTERMEDIATE_GRAPH_EDGE_DESC{from, from_output, to, to_input, nullptr})});
+    }
+    void output_edge(UINT from, UINT from_output, UINT graph_output) {
+        outputs_.push_back({DML_GRAPH_EDGE_TYPE_OUTPUT,
+                            store_.add(DML_OUTPUT_GRAPH_EDGE_DESC{from, from_output, graph_output, nullptr})});
+    }
+
+    Ref<IDMLCompiledOperator> compile(UINT input_count, UINT output_count) const {
+        DML_GRAPH_DESC graph = {input_count,           output_count,          UINT(nodes_.size()),
+                                nodes_.data(),         UINT(inputs_.size()),  inputs_.data(),
+                                UINT(outputs_.size()), outputs_.data(),       UINT(intermediates_.size()),
+                                intermediates_.data()};
+        Ref<IDMLCompiledOperator> compiled;
+        check(dml_->CompileGraph(&graph, DML_EXECUTION_FLAG_NONE, __uuidof(IDMLCompiledOperator), compiled.out()),
+              "IDMLDevice1::CompileGraph of " + std::to_string(nodes_.size()) + " DirectML operators (each one "
+              "passed CreateOperator)");
+        return compiled;
+    }
+
+private:
+    IDMLDevice1* dml_;
+    DescStore& store_;
+    std::vector<Ref<IDMLOperator>> operators_;
+    std::vector<DML_GRAPH_NODE_DESC> nodes_;
+    std::vector<DML_GRAPH_EDGE_DESC> inputs_, intermediates_, outputs_;
+};
+
+// Lowers every node into `builder`; returns, per compiled node and output, the DirectML node and output producing it.
+using Producer = std::pair<UINT, UINT>;
+std::vector<std::vector<Producer>> lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStore& store) {
+    std::vector<std::vector<Producer>> produced;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& node = g.nodes[i];
+        const std::string who = describe(node, i);
+        const Lowering* lowering = find_lowering(node);
+        if (!lowering) throw ValueError("the directml executor cannot run " + who + ": it has no lowering for it");
+        LoweringContext context(node, store);
+        Lowered lowered;
+        try {
+            lowered = (*lowering)(context);
+        } catch (const ValueError& e) {
+            throw ValueError("the directml executor cannot run " + who + ": " + e.what());
+        }
+        UINT k = builder.add_node(lowered.op, who);
+        for (size_t j = 0; j < node.inputs.size(); ++j) {
+            if (!node.inputs[j]) continue;
+            const Value& v = node.inputs[j]->value;
+            if (v.source == Value::Source::Input)
+                builder.input_edge(v.index, k, UINT(j));
+            else
+                builder.intermediate_edge(produced[v.index][v.output].first, produced[v.index][v.output].second, k,
+                                          UINT(j));
+        }
+        std::vector<Producer> outputs;
+        for (size_t j = 0; j < node.outputs.size(); ++j) outputs.push_back({k, UINT(j)});
+        if (!lowered.unfused.is_none()) {
+            // An activation DirectML cannot fuse runs as its own operator on the first output, in place of it.
+            const DML_TENSOR_DESC* t = store.tensor(node.outputs[0]);
+            UINT a = builder.add_node(activation_desc(store, lowered.unfused, t, t),
+                                      who + ", its " + activation_type_name(lowered.unfused.function));
+            builder.intermediate_edge(k, 0, a, 0);
+            outputs[0] = {a, 0};
+        }
+        produced.push_back(std::move(outputs));
+    }
+    return produced;
+}
+
+class DmlPlan : public Plan {
+public:
+    DmlPlan(std::shared_ptr<DmlDevice> device, const CompiledGraph& g)
+        : device_(std::move(device)), input_count_(g.inputs.size()), output_count_(g.outputs.size()) {
+        DescStore store;  // the descriptions live until CompileGraph has returned
+        GraphBuilder builder(device_->dml(), store);
+        auto produced = lower_graph(g, builder, store);
+        for (size_t o = 0; o < g.outputs.size(); ++o) {
+            const Producer& p = produced[g.outputs[o].index][g.outputs[o].output];
+            builder.output_edge(p.first, p.second, UINT(o));
+        }
+        compiled_ = builder.compile(UINT(input_count_), UINT(output_count_));
+        execute_properties_ = compiled_->GetBindingProperties();
+    }
+
+    uint64_t temporary_size() const override { return execute_properties_.TemporaryResourceSize; }
+    uint64_t persistent_size() const override { return execute_properties_.PersistentResourceSize; }
+
+    // Inputs are bound at every dispatch (none is handed to DirectML as owned), so initializing fills only the
+    // persistent resource, once.
+    void initialize(std::span<Memory* const>) override {
+        if (initialized_ || device_->validate_only()) return;
+        Ref<IDMLOperatorInitializer> initializer;
+        IDMLCompiledOperator* ops[] = {compiled_.get()};
+        check(device_->dml()->CreateOperatorInitializer(1, ops, __uuidof(IDMLOperatorInitializer), initializer.out()),
+              "CreateOperatorInitializer");
+        const DML_BINDING_PROPERTIES init = initializer->GetBindingProperties();
+        const UINT descriptors = std::max({1u, init.RequiredDescriptorCount, execute_properties_.RequiredDescriptorCount});
+        D3D12_DESCRIPTOR_HEAP_DESC heap = {};
+        heap.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+        heap.NumDescriptors = descriptors;
+        heap.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
+        check(device_->d3d12()->CreateDescriptorHeap(&heap, __uuidof(ID3D12DescriptorHeap), heap_.out()),
+              "CreateDescriptorHeap");
+        const uint64_t temporary = std::max(init.TemporaryResourceSize, execute_properties_.TemporaryResourceSize);
+        if (temporary) temporary_ = device_->allocate(temporary);
+        if (execute_properties_.PersistentResourceSize)
+            persistent_ = device_->allocate(execute_properties_.PersistentResourceSize);
+
+        table_desc_ = {initializer.get(), heap_->GetCPUDescriptorHandleForHeapStart(),
+                       heap_->GetGPUDescriptorHandleForHeapStart(), descriptors};
+        check(device_->dml()->CreateBindingTable(&table_desc_, __uuidof(IDMLBindingTable), table_.out()),
+              "CreateBindingTable");
+        DescStore store;
+        if (init.TemporaryResourceSize)
+            table_->BindTemporaryResource(store.add(buffer_binding(store, resource_of(*temporary_), temporary)));
+        if (persistent_)
+            table_->BindOutputs(1, store.add(buffer_binding(store, resource_of(*persistent_), persistent_->bytes)));
+        dispatch(initializer.get());
+        table_desc_.Dispatchable = compiled_.get();
+        check(table_->Reset(&table_desc_), "IDMLBindingTable::Reset");
+        initialized_ = true;
+    }
+
+    void execute(std::span<Memory* const> inputs, std::span<Memory* const> outputs) override {
+        if (device_->validate_only())
+            throw DeviceError("VALIDATE_ONLY", "this directml device only validates (DIRECTML_VALIDATE_ONLY=1): "
+                                               "DirectML accepted the graph, but nothing can run here");
+        initialize({});
+        DescStore store;
+        std::vector<DML_BINDING_DESC> in, out;
+        for (Memory* m : inputs) in.push_back(buffer_binding(store, resource_of(*m), m->bytes));
+        for (Memory* m : outputs) out.push_back(buffer_binding(store, resource_of(*m), m->bytes));
+        table_->BindInputs(UINT(in.size()), in.data());
+        table_->BindOutputs(UINT(out.size()), out.data());
+        if (execute_properties_.TemporaryResourceSize)
+            table_->BindTemporaryResource(store.add(buffer_binding(store, resource_of(*temporary_), temporary_->bytes)));
+        if (persistent_)
+            table_->BindPersistentResource(store.add(buffer_binding(store, resource_of(*persistent_), persistent_->bytes)));
+        dispatch(compiled_.get());
+    }
+
+private:
+    void dispatch(IDMLDispatchable* what) {
+        device_->run([&](ID3D12GraphicsCommandList* list) {
+            ID3D12DescriptorHeap* heaps[] = {heap_.get()};
+            list->SetDescriptorHeaps(1, heaps);
+            device_->recorder()->RecordDispatch(list, what, table_.get());
+            D3D12_RESOURCE_BARRIER uav = {};
+            uav.Type = D3D12_RESOURCE_BARRIER_TYPE_UAV;  // every buffer: the next command sees the results
+            list->ResourceBarrier(1, &uav);
+        });
+    }
+
+    std::shared_ptr<DmlDevice> device_;
+    size_t input_count_, output_count_;
+    Ref<IDMLCompiledOperator> compiled_;
+    DML_BINDING_PROPERTIES execute_properties_ = {};
+    bool initialized_ = false;
+    Ref<ID3D12DescriptorHeap> heap_;
+    Ref<IDMLBindingTable> table_;
+    DML_BINDING_TABLE_DESC table_desc_ = {};
+    std::shared_ptr<Memory> temporary_, persistent_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> DmlDevice::compile(const CompiledGraph& graph) {
+    return std::make_unique<DmlPlan>(std::static_pointer_cast<DmlDevice>(shared_from_this()), graph);
+}
+
+}  // namespace dml::directml
