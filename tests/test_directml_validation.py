@@ -48,9 +48,16 @@ def binary(g):
     return outs
 
 
-def broadcast_view(g):
-    a, b = g.input([2, 3, 4, 5]), g.input([5])
-    return [dml.add(a, dml.broadcast(b, [2, 3, 4, 5]))]  # a zero-stride view as DirectML strides
+def views_and_edges(g):
+    """Views of graph inputs and of intermediates as DirectML strides, an input read twice by one node, an output
+    that another node also reads, and an output of a node that nothing reads."""
+    a, b, c = g.input([2, 3, 4, 5]), g.input([5]), g.input([4, 6])
+    e = dml.exp(b)
+    wide = dml.add(a, dml.broadcast(e, [2, 3, 4, 5]))
+    transposed = dml.tanh(dml.reinterpret(dml.exp(c), [6, 4], [1, 6]))
+    reshaped = dml.sin(dml.reinterpret(dml.cos(c), [2, 12]))
+    first, _ = dml.split(c, axis=1, output_axis_sizes=[2, 4])
+    return [wide, e, dml.add(a, a), transposed, reshaped, dml.abs(first)]
 
 
 def activations(g):
@@ -122,8 +129,99 @@ def data_movement(g):
             dml.depth_to_space(x, block_size=2)]
 
 
-CASES = [unary, binary, broadcast_view, activations, gemm, convolution, reduce, normalization, pooling,
-         data_movement]
+def scans_and_selection(g):
+    x = g.input([2, 3, 4, 5])
+    AD = dml.AxisDirection
+    return [dml.cumulative_summation(x, axis=3, axis_direction=AD.INCREASING, has_exclusive_sum=True),
+            dml.cumulative_product(x, axis=2, axis_direction=AD.DECREASING, has_exclusive_product=False),
+            *dml.top_k(x, axis=3, k=2, axis_direction=AD.DECREASING), *dml.non_zero_coordinates(x)]
+
+
+def indexing(g):
+    x = g.input([4, 5, 6])
+    return [dml.gather(x, g.input([1, 1, 3], "uint32"), axis=1, index_dimensions=1),
+            dml.gather_elements(x, g.input([4, 2, 6], "int32"), axis=1),
+            dml.gather_nd(x, g.input([1, 3, 2], "uint32"), input_dimension_count=3, indices_dimension_count=2,
+                          batch_dimension_count=0),
+            dml.scatter_elements(x, g.input([4, 2, 6], "int32"), g.input([4, 2, 6]), axis=1),
+            dml.scatter_nd(x, g.input([1, 3, 2], "uint32"), g.input([1, 3, 6]), input_dimension_count=3,
+                           indices_dimension_count=2),
+            dml.one_hot(g.input([4, 1], "uint32"), g.input([1, 2]), output_length=7, axis=1)]
+
+
+def resampling(g):
+    x = g.input([1, 2, 4, 4])
+    IM = dml.InterpolationMode
+    return [dml.resample(x, output_sizes=[1, 2, 8, 8], mode=IM.LINEAR),
+            dml.resample(x, output_sizes=[1, 2, 6, 2], mode=IM.NEAREST_NEIGHBOR),
+            dml.resample_grad(x, output_sizes=[1, 2, 2, 2], mode=IM.LINEAR),
+            dml.upsample_2d(x, scale_size=[2, 3], interpolation_mode=IM.NEAREST_NEIGHBOR),
+            dml.value_scale_2d(g.input([1, 3, 4, 4]), scale=0.5, bias=[1.0, 2.0, 3.0])]
+
+
+def generation(g):
+    # (An INT32 fill_value_sequence in one graph with a node of two inputs crashes DirectML's CompileGraph where
+    # Direct3D 12 cannot build its shaders, here; docs/directml.md. Each stays in a graph of its own kind.)
+    return [dml.fill_value_constant(g, sizes=[2, 3], value_data_type=dml.TensorDataType.FLOAT32, value=1.5),
+            dml.fill_value_sequence(g, sizes=[2, 3], value_data_type=dml.TensorDataType.INT32, value_start=3,
+                                    value_delta=-1),
+            *dml.random_generator(g.input([1, 1, 1, 6], "uint32"), output_sizes=[1, 1, 4, 4])]
+
+
+def quantization(g):
+    x = g.input([2, 8])
+    return [dml.dequantize_linear(dml.quantize_linear(x, g.input([2, 8]), g.input([2, 8], "uint8")),
+                                  g.input([2, 8]), g.input([2, 8], "uint8"))]
+
+
+def quantized(g):
+    a, b = g.input([1, 1, 4, 8], "uint8"), g.input([1, 1, 8, 3], "uint8")
+    s = [g.input([1, 1, 1, 1]) for _ in range(3)]
+    x, w = g.input([1, 2, 5, 5], "uint8"), g.input([4, 2, 3, 3], "uint8")
+    cs = [g.input([1, 1, 1, 1]) for _ in range(3)]
+    return [dml.matrix_multiply_integer(a, b, g.input([1, 1, 1, 1], "uint8"), g.input([1, 1, 1, 1], "uint8")),
+            dml.quantized_linear_matrix_multiply(a, s[0], b, s[1], s[2], g.input([1, 1, 1, 1], "uint8"),
+                                                 g.input([1, 1, 1, 1], "uint8"), g.input([1, 1, 1, 1], "uint8")),
+            dml.convolution_integer(x, w, g.input([1, 1, 1, 1], "uint8"), g.input([1, 1, 1, 1], "uint8")),
+            dml.quantized_linear_convolution(x, cs[0], w, cs[1], cs[2], g.input([1, 1, 1, 1], "uint8"),
+                                             g.input([1, 1, 1, 1], "uint8"), g.input([1, 4, 1, 1], "int32"),
+                                             g.input([1, 1, 1, 1], "uint8"))]
+
+
+def training(g):
+    x, dy = g.input([2, 3, 4, 4]), g.input([2, 3, 4, 4])
+    c = [g.input([1, 3, 1, 1]) for _ in range(4)]
+    return [*dml.batch_normalization_training(x, c[0], c[1], epsilon=1e-5),
+            *dml.batch_normalization_grad(x, dy, c[0], c[1], c[2], epsilon=1e-5),
+            *dml.batch_normalization_training_grad(x, dy, c[0], c[1], c[2], epsilon=1e-5),
+            dml.local_response_normalization(x, cross_channel=True, local_size=3, alpha=1e-4, beta=0.75, bias=1.0),
+            dml.clip_grad(x, dy, min=-1.0, max=1.0),
+            dml.slice_grad(g.input([2, 3, 2, 2]), output_gradient_sizes=[2, 3, 4, 4],
+                           input_window_offsets=[0, 0, 1, 1], input_window_sizes=[2, 3, 2, 2],
+                           input_window_strides=[1, 1, 1, 1]),
+            dml.reverse_subsequences(x, g.input([1, 3, 4, 4], "uint32"), axis=0)]
+
+
+def regions(g):
+    x, roi, idx = g.input([1, 3, 8, 8]), g.input([2, 4]), g.input([2], "uint32")
+    common = dict(reduction_function=dml.ReduceFunction.AVERAGE, interpolation_mode=dml.InterpolationMode.LINEAR,
+                  spatial_scale_x=1.0, spatial_scale_y=1.0, input_pixel_offset=0.5, output_pixel_offset=-0.5,
+                  minimum_samples_per_output=1, maximum_samples_per_output=4, align_regions_to_corners=False)
+    grads = dml.roi_align_grad(x, g.input([2, 3, 2, 2]), roi, idx, batch_size=1, image_height=8, image_width=8,
+                               compute_output_gradient=True, compute_output_roi_gradient=True, **common)
+    return [dml.roi_align(x, roi, idx, out_of_bounds_input_value=0.0, output_height=2, output_width=2, **common),
+            *[o for o in grads if o is not None]]
+
+
+def attention(g):
+    q, k, v = g.input([2, 5, 16]), g.input([2, 7, 16]), g.input([2, 7, 16])
+    out = dml.multihead_attention(q, k, v, head_count=2, output_present_key=True, output_present_value=True)
+    return [o for o in out if o is not None]
+
+
+CASES = [unary, binary, views_and_edges, activations, gemm, convolution, reduce, normalization, pooling,
+         data_movement, scans_and_selection, indexing, resampling, generation, quantization, quantized, training, regions,
+         attention]
 
 
 @pytest.mark.parametrize("build", CASES, ids=[c.__name__ for c in CASES])
@@ -142,11 +240,10 @@ def test_directml_accepts_every_lowered_description(validating_device, build, ca
 
 def test_operator_without_lowering_is_refused_naming_the_node(validating_device):
     g = dml.Graph(validating_device)
-    x = g.input([2, 3])
-    y = dml.cumulative_summation(dml.exp(x), axis=1, axis_direction=dml.AxisDirection.INCREASING,
-                                 has_exclusive_sum=False)
-    with pytest.raises(ValueError, match=r"cannot run node 1 \(DML_OPERATOR_CUMULATIVE_SUMMATION: FLOAT32\[2, 3\]"):
-        g.compile([y])
+    x = g.input([1, 3, 2, 4])  # [1, seq, batch, input]
+    out = dml.gru(dml.exp(x), g.input([1, 1, 6, 4]), g.input([1, 1, 6, 2]))
+    with pytest.raises(ValueError, match=r"cannot run node 1 \(DML_OPERATOR_GRU: FLOAT32\[1, 3, 2, 4\]"):
+        g.compile([o for o in out if o is not None])
 
 
 def test_validate_only_device_refuses_to_run(validating_device):

@@ -66,6 +66,8 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_ELEMENT_WISE_SUBTRACT = 30,
     DML_OPERATOR_ELEMENT_WISE_TAN = 31,
     DML_OPERATOR_ELEMENT_WISE_THRESHOLD = 32,
+    DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR = 33,
+    DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR = 34,
     DML_OPERATOR_ACTIVATION_ELU = 35,
     DML_OPERATOR_ACTIVATION_HARD_SIGMOID = 37,
     DML_OPERATOR_ACTIVATION_IDENTITY = 38,
@@ -88,8 +90,12 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_CAST = 61,
     DML_OPERATOR_SPLIT = 62,
     DML_OPERATOR_JOIN = 63,
+    DML_OPERATOR_VALUE_SCALE_2D = 65,
+    DML_OPERATOR_UPSAMPLE_2D = 66,
+    DML_OPERATOR_GATHER = 67,
     DML_OPERATOR_TILE = 70,
     DML_OPERATOR_BATCH_NORMALIZATION = 72,
+    DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION = 74,
     DML_OPERATOR_ELEMENT_WISE_SIGN = 79,
     DML_OPERATOR_ELEMENT_WISE_IS_NAN = 80,
     DML_OPERATOR_ELEMENT_WISE_ERF = 81,
@@ -102,17 +108,30 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_ELEMENT_WISE_IF = 88,
     DML_OPERATOR_ELEMENT_WISE_ADD1 = 89,
     DML_OPERATOR_ACTIVATION_SHRINK = 90,
+    DML_OPERATOR_SCATTER_ELEMENTS = 94,
+    DML_OPERATOR_ONE_HOT = 95,
     DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT = 97,
     DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT = 98,
     DML_OPERATOR_ELEMENT_WISE_ROUND = 99,
     DML_OPERATOR_ELEMENT_WISE_IS_INFINITY = 100,
     DML_OPERATOR_ELEMENT_WISE_MODULUS_TRUNCATE = 101,
     DML_OPERATOR_ELEMENT_WISE_MODULUS_FLOOR = 102,
+    DML_OPERATOR_FILL_VALUE_CONSTANT = 103,
+    DML_OPERATOR_FILL_VALUE_SEQUENCE = 104,
+    DML_OPERATOR_CUMULATIVE_SUMMATION = 105,
+    DML_OPERATOR_REVERSE_SUBSEQUENCES = 106,
+    DML_OPERATOR_GATHER_ELEMENTS = 107,
+    DML_OPERATOR_SCATTER_ND = 109,
     DML_OPERATOR_MAX_POOLING2 = 110,
     DML_OPERATOR_SLICE1 = 111,
+    DML_OPERATOR_TOP_K1 = 112,
     DML_OPERATOR_DEPTH_TO_SPACE1 = 113,
     DML_OPERATOR_SPACE_TO_DEPTH1 = 114,
     DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 = 115,
+    DML_OPERATOR_MATRIX_MULTIPLY_INTEGER = 117,
+    DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY = 118,
+    DML_OPERATOR_CONVOLUTION_INTEGER = 119,
+    DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION = 120,
     DML_OPERATOR_ELEMENT_WISE_BIT_AND = 121,
     DML_OPERATOR_ELEMENT_WISE_BIT_OR = 122,
     DML_OPERATOR_ELEMENT_WISE_BIT_XOR = 123,
@@ -121,15 +140,29 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL = 126,
     DML_OPERATOR_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL = 127,
     DML_OPERATOR_ACTIVATION_CELU = 128,
+    DML_OPERATOR_RANDOM_GENERATOR = 132,
+    DML_OPERATOR_NONZERO_COORDINATES = 133,
+    DML_OPERATOR_SLICE_GRAD = 135,
+    DML_OPERATOR_GATHER_ND1 = 140,
     DML_OPERATOR_ELEMENT_WISE_ATAN_YX = 141,
     DML_OPERATOR_ELEMENT_WISE_DIFFERENCE_SQUARE = 143,
+    DML_OPERATOR_CUMULATIVE_PRODUCT = 145,
+    DML_OPERATOR_BATCH_NORMALIZATION_GRAD = 146,
+    DML_OPERATOR_ROI_ALIGN1 = 149,
+    DML_OPERATOR_ROI_ALIGN_GRAD = 150,
+    DML_OPERATOR_BATCH_NORMALIZATION_TRAINING = 151,
+    DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD = 152,
     DML_OPERATOR_ELEMENT_WISE_CLIP1 = 153,
+    DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1 = 154,
     DML_OPERATOR_PADDING1 = 155,
     DML_OPERATOR_ELEMENT_WISE_NEGATE = 156,
     DML_OPERATOR_ACTIVATION_GELU = 157,
     DML_OPERATOR_ACTIVATION_SOFTMAX1 = 158,
     DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1 = 159,
     DML_OPERATOR_ACTIVATION_HARDMAX1 = 160,
+    DML_OPERATOR_RESAMPLE2 = 161,
+    DML_OPERATOR_RESAMPLE_GRAD1 = 162,
+    DML_OPERATOR_MULTIHEAD_ATTENTION = 164,
     DML_OPERATOR_AVERAGE_POOLING1 = 166,
     DML_OPERATOR_ACTIVATION_SWISH = 167,
     DML_OPERATOR_ACTIVATION_HARD_SWISH = 168,
@@ -388,6 +421,284 @@ struct DML_DEPTH_SPACE1_OPERATOR_DESC {
     const DML_TENSOR_DESC* OutputTensor;
     UINT BlockSize;
     UINT Order;
+};
+
+struct DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* InputGradientTensor;
+    const DML_TENSOR_DESC* OutputGradientTensor;
+    DML_TENSOR_DATA_TYPE MinMaxDataType;
+    DML_SCALAR_UNION Min;
+    DML_SCALAR_UNION Max;
+};
+
+// QUANTIZE_LINEAR and DEQUANTIZE_LINEAR.
+struct DML_ELEMENT_WISE_QUANTIZATION_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* ScaleTensor;
+    const DML_TENSOR_DESC* ZeroPointTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+};
+
+struct DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC {
+    const DML_TENSOR_DESC* ATensor;
+    const DML_TENSOR_DESC* AZeroPointTensor;
+    const DML_TENSOR_DESC* BTensor;
+    const DML_TENSOR_DESC* BZeroPointTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+};
+
+struct DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC {
+    const DML_TENSOR_DESC* ATensor;
+    const DML_TENSOR_DESC* AScaleTensor;
+    const DML_TENSOR_DESC* AZeroPointTensor;
+    const DML_TENSOR_DESC* BTensor;
+    const DML_TENSOR_DESC* BScaleTensor;
+    const DML_TENSOR_DESC* BZeroPointTensor;
+    const DML_TENSOR_DESC* OutputScaleTensor;
+    const DML_TENSOR_DESC* OutputZeroPointTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+};
+
+struct DML_CONVOLUTION_INTEGER_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* InputZeroPointTensor;
+    const DML_TENSOR_DESC* FilterTensor;
+    const DML_TENSOR_DESC* FilterZeroPointTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT DimensionCount;
+    const UINT* Strides;
+    const UINT* Dilations;
+    const UINT* StartPadding;
+    const UINT* EndPadding;
+    UINT GroupCount;
+};
+
+struct DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* InputScaleTensor;
+    const DML_TENSOR_DESC* InputZeroPointTensor;
+    const DML_TENSOR_DESC* FilterTensor;
+    const DML_TENSOR_DESC* FilterScaleTensor;
+    const DML_TENSOR_DESC* FilterZeroPointTensor;
+    const DML_TENSOR_DESC* BiasTensor;
+    const DML_TENSOR_DESC* OutputScaleTensor;
+    const DML_TENSOR_DESC* OutputZeroPointTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT DimensionCount;
+    const UINT* Strides;
+    const UINT* Dilations;
+    const UINT* StartPadding;
+    const UINT* EndPadding;
+    UINT GroupCount;
+};
+
+// CUMULATIVE_SUMMATION (HasExclusiveSum) and CUMULATIVE_PRODUCT (HasExclusiveProduct); DML_AXIS_DIRECTION is
+// numbered as dml::AxisDirection.
+struct DML_CUMULATIVE_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT Axis;
+    UINT AxisDirection;
+    BOOL HasExclusive;
+};
+
+struct DML_TOP_K1_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputValueTensor;
+    const DML_TENSOR_DESC* OutputIndexTensor;
+    UINT Axis;
+    UINT K;
+    UINT AxisDirection;
+};
+
+struct DML_NONZERO_COORDINATES_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputCountTensor;
+    const DML_TENSOR_DESC* OutputCoordinatesTensor;
+};
+
+struct DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    BOOL CrossChannel;
+    UINT LocalSize;
+    FLOAT Alpha;
+    FLOAT Beta;
+    FLOAT Bias;
+};
+
+struct DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* ScaleTensor;
+    const DML_TENSOR_DESC* BiasTensor;
+    const DML_TENSOR_DESC* FusedAddTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    const DML_TENSOR_DESC* OutputMeanTensor;
+    const DML_TENSOR_DESC* OutputVarianceTensor;
+    FLOAT Epsilon;
+    const DML_OPERATOR_DESC* FusedActivation;
+};
+
+// BATCH_NORMALIZATION_GRAD and BATCH_NORMALIZATION_TRAINING_GRAD.
+struct DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* InputGradientTensor;
+    const DML_TENSOR_DESC* MeanTensor;
+    const DML_TENSOR_DESC* VarianceTensor;
+    const DML_TENSOR_DESC* ScaleTensor;
+    const DML_TENSOR_DESC* OutputGradientTensor;
+    const DML_TENSOR_DESC* OutputScaleGradientTensor;
+    const DML_TENSOR_DESC* OutputBiasGradientTensor;
+    FLOAT Epsilon;
+};
+
+// DML_INTERPOLATION_MODE is numbered as dml::InterpolationMode.
+struct DML_ROI_ALIGN1_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* ROITensor;
+    const DML_TENSOR_DESC* BatchIndicesTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT ReductionFunction;
+    UINT InterpolationMode;
+    FLOAT SpatialScaleX;
+    FLOAT SpatialScaleY;
+    FLOAT InputPixelOffset;
+    FLOAT OutputPixelOffset;
+    FLOAT OutOfBoundsInputValue;
+    UINT MinimumSamplesPerOutput;
+    UINT MaximumSamplesPerOutput;
+    BOOL AlignRegionsToCorners;
+};
+
+struct DML_ROI_ALIGN_GRAD_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* InputGradientTensor;
+    const DML_TENSOR_DESC* ROITensor;
+    const DML_TENSOR_DESC* BatchIndicesTensor;
+    const DML_TENSOR_DESC* OutputGradientTensor;
+    const DML_TENSOR_DESC* OutputROIGradientTensor;
+    UINT ReductionFunction;
+    UINT InterpolationMode;
+    FLOAT SpatialScaleX;
+    FLOAT SpatialScaleY;
+    FLOAT InputPixelOffset;
+    FLOAT OutputPixelOffset;
+    UINT MinimumSamplesPerOutput;
+    UINT MaximumSamplesPerOutput;
+    BOOL AlignRegionsToCorners;
+};
+
+struct DML_SLICE_GRAD_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputGradientTensor;
+    const DML_TENSOR_DESC* OutputGradientTensor;
+    UINT DimensionCount;
+    const UINT* InputWindowOffsets;
+    const UINT* InputWindowSizes;
+    const INT* InputWindowStrides;
+};
+
+struct DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* SequenceLengthsTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT Axis;
+};
+
+// GATHER (Axis, IndexDimensions), GATHER_ELEMENTS and ONE_HOT (Axis): {two inputs, output, parameters}.
+struct DML_GATHER_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* IndicesTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT Axis;
+    UINT IndexDimensions;
+};
+
+struct DML_GATHER_ND1_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* IndicesTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT InputDimensionCount;
+    UINT IndicesDimensionCount;
+    UINT BatchDimensionCount;
+};
+
+// SCATTER_ELEMENTS (Axis) and SCATTER_ND (InputDimensionCount, IndicesDimensionCount).
+struct DML_SCATTER_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* IndicesTensor;
+    const DML_TENSOR_DESC* UpdatesTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT Parameters[2];
+};
+
+struct DML_RESAMPLE2_OPERATOR_DESC {  // also RESAMPLE_GRAD1 (InputGradient, OutputGradient)
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT InterpolationMode;
+    UINT RoundingDirection;
+    UINT DimensionCount;
+    const FLOAT* Scales;
+    const FLOAT* InputPixelOffsets;
+    const FLOAT* OutputPixelOffsets;
+};
+
+struct DML_UPSAMPLE_2D_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT ScaleWidth;  // DML_SIZE_2D {Width, Height}
+    UINT ScaleHeight;
+    UINT InterpolationMode;
+};
+
+struct DML_VALUE_SCALE_2D_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    FLOAT Scale;
+    UINT ChannelCount;
+    const FLOAT* Bias;
+};
+
+struct DML_FILL_VALUE_CONSTANT_OPERATOR_DESC {
+    const DML_TENSOR_DESC* OutputTensor;
+    DML_TENSOR_DATA_TYPE ValueDataType;
+    DML_SCALAR_UNION Value;
+};
+
+struct DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC {
+    const DML_TENSOR_DESC* OutputTensor;
+    DML_TENSOR_DATA_TYPE ValueDataType;
+    DML_SCALAR_UNION ValueStart;
+    DML_SCALAR_UNION ValueDelta;
+};
+
+struct DML_RANDOM_GENERATOR_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputStateTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    const DML_TENSOR_DESC* OutputStateTensor;
+    UINT Type;  // DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10 = 0
+};
+
+// DML_MULTIHEAD_ATTENTION_MASK_TYPE is numbered as dml::MultiheadAttentionMaskType.
+struct DML_MULTIHEAD_ATTENTION_OPERATOR_DESC {
+    const DML_TENSOR_DESC* QueryTensor;
+    const DML_TENSOR_DESC* KeyTensor;
+    const DML_TENSOR_DESC* ValueTensor;
+    const DML_TENSOR_DESC* StackedQueryKeyTensor;
+    const DML_TENSOR_DESC* StackedKeyValueTensor;
+    const DML_TENSOR_DESC* StackedQueryKeyValueTensor;
+    const DML_TENSOR_DESC* BiasTensor;
+    const DML_TENSOR_DESC* MaskTensor;
+    const DML_TENSOR_DESC* RelativePositionBiasTensor;
+    const DML_TENSOR_DESC* PastKeyTensor;
+    const DML_TENSOR_DESC* PastValueTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    const DML_TENSOR_DESC* OutputPresentKeyTensor;
+    const DML_TENSOR_DESC* OutputPresentValueTensor;
+    FLOAT Scale;
+    FLOAT MaskFilterValue;
+    UINT HeadCount;
+    UINT MaskType;
 };
 
 // --- graphs ----------------------------------------------------------------------------------------------------

@@ -40,6 +40,16 @@ void register_data_movement_lowerings(LoweringTable& t) {
         return c.lowered(d.to_depth ? DML_OPERATOR_SPACE_TO_DEPTH1 : DML_OPERATOR_DEPTH_TO_SPACE1,
                          DML_DEPTH_SPACE1_OPERATOR_DESC{c.input(0), c.output(0), d.block_size, UINT(d.order)});
     });
+    add_lowering<SliceGradDesc>(t, [](LoweringContext& c, const SliceGradDesc& d) {
+        DescStore& s = c.store;
+        return c.lowered(DML_OPERATOR_SLICE_GRAD,
+                         DML_SLICE_GRAD_OPERATOR_DESC{c.input(0), c.output(0), UINT(d.offsets.size()),
+                                                      s.array(d.offsets), s.array(d.sizes), s.array(d.strides)});
+    });
+    add_lowering<ReverseSubsequencesDesc>(t, [](LoweringContext& c, const ReverseSubsequencesDesc& d) {
+        return c.lowered(DML_OPERATOR_REVERSE_SUBSEQUENCES,
+                         DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC{c.input(0), c.input(1), c.output(0), d.axis});
+    });
 }
 
 }  // namespace dml::directml

@@ -138,6 +138,13 @@ void register_elementwise_lowerings(LoweringTable& t) {
     add_lowering<CastDesc>(t, [](LoweringContext& c, const CastDesc&) {
         return c.lowered(DML_OPERATOR_CAST, DML_CAST_OPERATOR_DESC{c.input(0), c.output(0)});
     });
+    add_lowering<ClipGradDesc>(t, [](LoweringContext& c, const ClipGradDesc& d) {
+        DataType type = c.node.outputs[0].data_type;
+        return c.lowered(DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1,
+                         DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC{c.input(0), c.input(1), c.output(0),
+                                                                   DML_TENSOR_DATA_TYPE(type), scalar(type, d.min),
+                                                                   scalar(type, d.max)});
+    });
 }
 
 }  // namespace dml::directml

@@ -17,6 +17,24 @@ void register_normalization_lowerings(LoweringTable& t) {
                                                                c.input(4), c.output(0), d.spatial, d.epsilon,
                                                                c.fused(d.fused)});
     });
+    add_lowering<BatchNormalizationTrainingDesc>(t, [](LoweringContext& c, const BatchNormalizationTrainingDesc& d) {
+        return c.lowered(DML_OPERATOR_BATCH_NORMALIZATION_TRAINING,
+                         DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC{c.input(0), c.input(1), c.input(2), c.input(3),
+                                                                        c.output(0), c.output(1), c.output(2),
+                                                                        d.epsilon, c.fused(d.fused)});
+    });
+    add_lowering<BatchNormalizationGradDesc>(t, [](LoweringContext& c, const BatchNormalizationGradDesc& d) {
+        return c.lowered(d.training ? DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD
+                                    : DML_OPERATOR_BATCH_NORMALIZATION_GRAD,
+                         DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC{c.input(0), c.input(1), c.input(2), c.input(3),
+                                                                    c.input(4), c.output(0), c.output(1), c.output(2),
+                                                                    d.epsilon});
+    });
+    add_lowering<LocalResponseNormalizationDesc>(t, [](LoweringContext& c, const LocalResponseNormalizationDesc& d) {
+        return c.lowered(DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION,
+                         DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC{c.input(0), c.output(0), d.cross_channel,
+                                                                        d.local_size, d.alpha, d.beta, d.bias});
+    });
 }
 
 }  // namespace dml::directml

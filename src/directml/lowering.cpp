@@ -63,6 +63,10 @@ const LoweringTable& lowering_table() {
         register_normalization_lowerings(t);
         register_pooling_lowerings(t);
         register_data_movement_lowerings(t);
+        register_indexing_lowerings(t);
+        register_resampling_lowerings(t);
+        register_generation_lowerings(t);
+        register_attention_lowerings(t);
         return t;
     }();
     return table;

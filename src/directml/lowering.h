@@ -90,6 +90,10 @@ void register_reduce_lowerings(LoweringTable& t);
 void register_normalization_lowerings(LoweringTable& t);
 void register_pooling_lowerings(LoweringTable& t);
 void register_data_movement_lowerings(LoweringTable& t);
+void register_indexing_lowerings(LoweringTable& t);
+void register_resampling_lowerings(LoweringTable& t);
+void register_generation_lowerings(LoweringTable& t);
+void register_attention_lowerings(LoweringTable& t);
 
 // The lowering of `node`'s operator, or null when the executor has none.
 const Lowering* find_lowering(const Node& node);
