@@ -90,6 +90,14 @@ const DML_SCALE_BIAS* scale_bias(DescStore& store, const std::optional<ScaleBias
 void register_elementwise_lowerings(LoweringTable& t) {
     add_lowering<UnaryDesc>(t, [](LoweringContext& c, const UnaryDesc& d) {
         UnaryInfo info = unary_info(d.function);
+        if (d.function == UnaryFunction::Negate && d.scale_bias) {
+            // NEGATE has no scale and bias: -(x * scale + bias) is IDENTITY's x * -scale + -bias.
+            return c.lowered(DML_OPERATOR_ELEMENT_WISE_IDENTITY,
+                             DML_UNARY_OPERATOR_DESC{c.input(0), c.output(0),
+                                                     scale_bias(c.store, ScaleBias{-d.scale_bias->scale,
+                                                                                   -d.scale_bias->bias}),
+                                                     0});
+        }
         if (d.scale_bias && !info.scale_bias)
             throw ValueError("DirectML's operator has no scale and bias; the graph gives one");
         return c.lowered(info.type, DML_UNARY_OPERATOR_DESC{c.input(0), c.output(0),
