@@ -168,6 +168,11 @@ def generation(g):
             *dml.random_generator(g.input([1, 1, 1, 6], "uint32"), output_sizes=[1, 1, 4, 4])]
 
 
+def constant_data(g):
+    c = dml.constant_data(g, np.arange(6, dtype=np.float32), sizes=[2, 3])  # a DirectML graph input of its own
+    return [dml.add(g.input([2, 3]), c), c]  # read by an operator, and an output (copied by an identity)
+
+
 def quantization(g):
     x = g.input([2, 8])
     return [dml.dequantize_linear(dml.quantize_linear(x, g.input([2, 8]), g.input([2, 8], "uint8")),
@@ -219,9 +224,17 @@ def attention(g):
     return [o for o in out if o is not None]
 
 
+def recurrent(g):
+    x, w, r = g.input([1, 3, 2, 4]), g.input([1, 2, 6, 4]), g.input([1, 2, 6, 2])  # [1, seq, batch, input]
+    b, h0, lengths = g.input([1, 1, 2, 12]), g.input([1, 2, 2, 2]), g.input([1, 1, 1, 2], "uint32")
+    out = dml.gru(x, w, r, b, h0, lengths, direction=dml.RecurrentNetworkDirection.BIDIRECTIONAL,
+                  linear_before_reset=True)
+    return [o for o in out if o is not None]
+
+
 CASES = [unary, binary, views_and_edges, activations, gemm, convolution, reduce, normalization, pooling,
-         data_movement, scans_and_selection, indexing, resampling, generation, quantization, quantized, training, regions,
-         attention]
+         data_movement, scans_and_selection, indexing, resampling, generation, constant_data, quantization, quantized,
+         training, regions, attention, recurrent]
 
 
 @pytest.mark.parametrize("build", CASES, ids=[c.__name__ for c in CASES])
@@ -240,10 +253,10 @@ def test_directml_accepts_every_lowered_description(validating_device, build, ca
 
 def test_operator_without_lowering_is_refused_naming_the_node(validating_device):
     g = dml.Graph(validating_device)
-    x = g.input([1, 3, 2, 4])  # [1, seq, batch, input]
-    out = dml.gru(dml.exp(x), g.input([1, 1, 6, 4]), g.input([1, 1, 6, 2]))
-    with pytest.raises(ValueError, match=r"cannot run node 1 \(DML_OPERATOR_GRU: FLOAT32\[1, 3, 2, 4\]"):
-        g.compile([o for o in out if o is not None])
+    x = g.input([2, 8])
+    y = dml.quantize(dml.exp(x), g.input([2, 8]), g.input([2, 8], "uint8"))  # QUANTIZE: feature level 6.3
+    with pytest.raises(ValueError, match=r"cannot run node 1 \(DML_OPERATOR_QUANTIZE: FLOAT32\[2, 8\]"):
+        g.compile([y])
 
 
 def test_validate_only_device_refuses_to_run(validating_device):

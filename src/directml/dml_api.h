@@ -96,6 +96,7 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_TILE = 70,
     DML_OPERATOR_BATCH_NORMALIZATION = 72,
     DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION = 74,
+    DML_OPERATOR_GRU = 78,
     DML_OPERATOR_ELEMENT_WISE_SIGN = 79,
     DML_OPERATOR_ELEMENT_WISE_IS_NAN = 80,
     DML_OPERATOR_ELEMENT_WISE_ERF = 81,
@@ -677,6 +678,22 @@ struct DML_RANDOM_GENERATOR_OPERATOR_DESC {
     const DML_TENSOR_DESC* OutputTensor;
     const DML_TENSOR_DESC* OutputStateTensor;
     UINT Type;  // DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10 = 0
+};
+
+// DML_RECURRENT_NETWORK_DIRECTION is numbered as dml::RecurrentNetworkDirection.
+struct DML_GRU_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* WeightTensor;
+    const DML_TENSOR_DESC* RecurrenceTensor;
+    const DML_TENSOR_DESC* BiasTensor;
+    const DML_TENSOR_DESC* HiddenInitTensor;
+    const DML_TENSOR_DESC* SequenceLengthsTensor;
+    const DML_TENSOR_DESC* OutputSequenceTensor;
+    const DML_TENSOR_DESC* OutputSingleTensor;
+    UINT ActivationDescCount;
+    const DML_OPERATOR_DESC* ActivationDescs;  // an array of fused-activation descriptions
+    UINT Direction;
+    BOOL LinearBeforeReset;
 };
 
 // DML_MULTIHEAD_ATTENTION_MASK_TYPE is numbered as dml::MultiheadAttentionMaskType.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "../core/errors.h"
+#include "../core/ops/generation.h"
 #include "dml_device.h"
 #include "lowering.h"
 
@@ -27,6 +28,8 @@ DML_BINDING_DESC buffer_binding(DescStore& store, ID3D12Resource* r, uint64_t by
     return {DML_BINDING_TYPE_BUFFER, store.add(DML_BUFFER_BINDING{r, 0, std::max<uint64_t>(4, (bytes + 3) & ~3ull)})};
 }
 
+struct Source;
+
 // The DirectML graph being built: operators as nodes, and the edges between them and the graph's inputs and outputs.
 class GraphBuilder {
 public:
@@ -47,14 +50,8 @@ public:
         operators_.push_back(std::move(op));
         return index;
     }
-    void input_edge(UINT graph_input, UINT to, UINT to_input) {
-        inputs_.push_back({DML_GRAPH_EDGE_TYPE_INPUT,
-                           store_.add(DML_INPUT_GRAPH_EDGE_DESC{graph_input, to, to_input, nullptr})});
-    }
-    void intermediate_edge(UINT from, UINT from_output, UINT to, UINT to_input) {
-        intermediates_.push_back({DML_GRAPH_EDGE_TYPE_INTERMEDIATE,
-                                  store_.add(DML_INTERMEDIATE_GRAPH_EDGE_DESC{from, from_output, to, to_input, nullptr})});
-    }
+    // An edge into input `to_input` of node `to`, from a graph input or another node's output.
+    void edge(const struct Source& from, UINT to, UINT to_input);
     void output_edge(UINT from, UINT from_output, UINT graph_output) {
         outputs_.push_back({DML_GRAPH_EDGE_TYPE_OUTPUT,
                             store_.add(DML_OUTPUT_GRAPH_EDGE_DESC{from, from_output, graph_output, nullptr})});
@@ -80,12 +77,43 @@ private:
     std::vector<DML_GRAPH_EDGE_DESC> inputs_, intermediates_, outputs_;
 };
 
-// Lowers every node into `builder`; returns, per compiled node and output, the DirectML node and output producing it.
-using Producer = std::pair<UINT, UINT>;
-std::vector<std::vector<Producer>> lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStore& store) {
-    std::vector<std::vector<Producer>> produced;
+// Where a value comes from in the DirectML graph: a graph input, or an output of a DirectML node.
+struct Source {
+    bool graph_input;
+    UINT index, output;
+};
+
+// The DirectML graph of a CompiledGraph: its nodes lowered into `builder`, and the data of its constant-data nodes,
+// which DirectML receives as graph inputs of their own after the graph's inputs (bound from memory uploaded at
+// compile).
+struct LoweredGraph {
+    std::vector<std::vector<Source>> produced;  // per compiled node and output
+    std::vector<const ConstantDataDesc*> constants;
+};
+
+void GraphBuilder::edge(const Source& from, UINT to, UINT to_input) {
+    if (from.graph_input)
+        inputs_.push_back({DML_GRAPH_EDGE_TYPE_INPUT,
+                           store_.add(DML_INPUT_GRAPH_EDGE_DESC{from.index, to, to_input, nullptr})});
+    else
+        intermediates_.push_back(
+            {DML_GRAPH_EDGE_TYPE_INTERMEDIATE,
+             store_.add(DML_INTERMEDIATE_GRAPH_EDGE_DESC{from.index, from.output, to, to_input, nullptr})});
+}
+
+LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStore& store) {
+    LoweredGraph lowered_graph;
+    auto& produced = lowered_graph.produced;
+    auto source_of = [&](const Value& v) {
+        return v.source == Value::Source::Input ? Source{true, v.index, 0} : produced[v.index][v.output];
+    };
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const Node& node = g.nodes[i];
+        if (auto constant = dynamic_cast<const ConstantDataDesc*>(node.desc.get())) {
+            produced.push_back({{true, UINT(g.inputs.size() + lowered_graph.constants.size()), 0}});
+            lowered_graph.constants.push_back(constant);
+            continue;
+        }
         const std::string who = describe(node, i);
         const Lowering* lowering = find_lowering(node);
         if (!lowering) throw ValueError("the directml executor cannot run " + who + ": it has no lowering for it");
@@ -97,28 +125,35 @@ std::vector<std::vector<Producer>> lower_graph(const CompiledGraph& g, GraphBuil
             throw ValueError("the directml executor cannot run " + who + ": " + e.what());
         }
         UINT k = builder.add_node(lowered.op, who);
-        for (size_t j = 0; j < node.inputs.size(); ++j) {
-            if (!node.inputs[j]) continue;
-            const Value& v = node.inputs[j]->value;
-            if (v.source == Value::Source::Input)
-                builder.input_edge(v.index, k, UINT(j));
-            else
-                builder.intermediate_edge(produced[v.index][v.output].first, produced[v.index][v.output].second, k,
-                                          UINT(j));
-        }
-        std::vector<Producer> outputs;
-        for (size_t j = 0; j < node.outputs.size(); ++j) outputs.push_back({k, UINT(j)});
+        for (size_t j = 0; j < node.inputs.size(); ++j)
+            if (node.inputs[j]) builder.edge(source_of(node.inputs[j]->value), k, UINT(j));
+        std::vector<Source> outputs;
+        for (size_t j = 0; j < node.outputs.size(); ++j) outputs.push_back({false, k, UINT(j)});
         if (!lowered.unfused.is_none()) {
             // An activation DirectML cannot fuse runs as its own operator on the first output, in place of it.
             const DML_TENSOR_DESC* t = store.tensor(node.outputs[0]);
             UINT a = builder.add_node(activation_desc(store, lowered.unfused, t, t),
                                       who + ", its " + activation_type_name(lowered.unfused.function));
-            builder.intermediate_edge(k, 0, a, 0);
-            outputs[0] = {a, 0};
+            builder.edge({false, k, 0}, a, 0);
+            outputs[0] = {false, a, 0};
         }
         produced.push_back(std::move(outputs));
     }
-    return produced;
+    for (size_t o = 0; o < g.outputs.size(); ++o) {
+        const Value& v = g.outputs[o];
+        Source from = source_of(v);
+        if (from.graph_input) {
+            // Graph outputs leave operators: constant data that is an output is copied by an identity.
+            const DML_TENSOR_DESC* t = store.tensor(g.nodes[v.index].outputs[v.output]);
+            UINT k = builder.add_node({DML_OPERATOR_ELEMENT_WISE_IDENTITY,
+                                       store.add(DML_UNARY_OPERATOR_DESC{t, t, nullptr, 0})},
+                                      "output " + std::to_string(o) + ", a copy of constant data");
+            builder.edge(from, k, 0);
+            from = {false, k, 0};
+        }
+        builder.output_edge(from.index, from.output, UINT(o));
+    }
+    return lowered_graph;
 }
 
 class DmlPlan : public Plan {
@@ -127,13 +162,12 @@ public:
         : device_(std::move(device)), input_count_(g.inputs.size()), output_count_(g.outputs.size()) {
         DescStore store;  // the descriptions live until CompileGraph has returned
         GraphBuilder builder(device_->dml(), store);
-        auto produced = lower_graph(g, builder, store);
-        for (size_t o = 0; o < g.outputs.size(); ++o) {
-            const Producer& p = produced[g.outputs[o].index][g.outputs[o].output];
-            builder.output_edge(p.first, p.second, UINT(o));
-        }
-        compiled_ = builder.compile(UINT(input_count_), UINT(output_count_));
+        LoweredGraph lowered = lower_graph(g, builder, store);
+        compiled_ = builder.compile(UINT(input_count_ + lowered.constants.size()), UINT(output_count_));
         execute_properties_ = compiled_->GetBindingProperties();
+        if (!device_->validate_only())
+            for (const ConstantDataDesc* c : lowered.constants)
+                constants_.push_back(device_->stage(c->data.data(), c->data.size()));
     }
 
     uint64_t temporary_size() const override { return execute_properties_.TemporaryResourceSize; }
@@ -183,6 +217,7 @@ public:
         DescStore store;
         std::vector<DML_BINDING_DESC> in, out;
         for (Memory* m : inputs) in.push_back(buffer_binding(store, resource_of(*m), m->bytes));
+        for (const auto& m : constants_) in.push_back(buffer_binding(store, resource_of(*m), m->bytes));
         for (Memory* m : outputs) out.push_back(buffer_binding(store, resource_of(*m), m->bytes));
         table_->BindInputs(UINT(in.size()), in.data());
         table_->BindOutputs(UINT(out.size()), out.data());
@@ -214,6 +249,7 @@ private:
     Ref<IDMLBindingTable> table_;
     DML_BINDING_TABLE_DESC table_desc_ = {};
     std::shared_ptr<Memory> temporary_, persistent_;
+    std::vector<std::shared_ptr<Memory>> constants_;  // constant-data nodes' data, bound after the inputs
 };
 
 }  // namespace

@@ -67,6 +67,7 @@ const LoweringTable& lowering_table() {
         register_resampling_lowerings(t);
         register_generation_lowerings(t);
         register_attention_lowerings(t);
+        register_recurrent_lowerings(t);
         return t;
     }();
     return table;

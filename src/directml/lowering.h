@@ -94,6 +94,7 @@ void register_indexing_lowerings(LoweringTable& t);
 void register_resampling_lowerings(LoweringTable& t);
 void register_generation_lowerings(LoweringTable& t);
 void register_attention_lowerings(LoweringTable& t);
+void register_recurrent_lowerings(LoweringTable& t);
 
 // The lowering of `node`'s operator, or null when the executor has none.
 const Lowering* find_lowering(const Node& node);
