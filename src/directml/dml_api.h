@@ -167,6 +167,8 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_AVERAGE_POOLING1 = 166,
     DML_OPERATOR_ACTIVATION_SWISH = 167,
     DML_OPERATOR_ACTIVATION_HARD_SWISH = 168,
+    DML_OPERATOR_QUANTIZE = 173,
+    DML_OPERATOR_DEQUANTIZE = 174,
 };
 
 struct DML_OPERATOR_DESC {
@@ -678,6 +680,15 @@ struct DML_RANDOM_GENERATOR_OPERATOR_DESC {
     const DML_TENSOR_DESC* OutputTensor;
     const DML_TENSOR_DESC* OutputStateTensor;
     UINT Type;  // DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10 = 0
+};
+
+// QUANTIZE and DEQUANTIZE; DML_QUANTIZATION_TYPE is numbered as dml::QuantizationType.
+struct DML_QUANTIZE_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    UINT QuantizationType;
+    UINT QuantizationTensorCount;
+    const DML_TENSOR_DESC* QuantizationTensors;  // an array of descriptions: the scale, then the zero point
+    const DML_TENSOR_DESC* OutputTensor;
 };
 
 // DML_RECURRENT_NETWORK_DIRECTION is numbered as dml::RecurrentNetworkDirection.

@@ -1,5 +1,5 @@
 // Generation and quantization: DML_FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, RANDOM_GENERATOR and
-// ELEMENT_WISE_(DE)QUANTIZE_LINEAR descriptions.
+// ELEMENT_WISE_(DE)QUANTIZE_LINEAR, QUANTIZE and DEQUANTIZE descriptions.
 #include <cstring>
 
 #include "../core/ops/generation.h"
@@ -8,6 +8,17 @@
 namespace dml::directml {
 
 namespace {
+
+// QUANTIZE / DEQUANTIZE: inputs input, scale, zero point (optional) become the input and the parameter list.
+template <class D>
+Lowered quantization(LoweringContext& c, DML_OPERATOR_TYPE type, const D& d) {
+    std::vector<DML_TENSOR_DESC> parameters;
+    for (size_t i = 1; i < c.node.inputs.size(); ++i)
+        if (c.node.inputs[i]) parameters.push_back(c.store.tensor_value(c.node.inputs[i]->desc));
+    UINT count = UINT(parameters.size());
+    return c.lowered(type, DML_QUANTIZE_OPERATOR_DESC{c.input(0), UINT(d.quantization_type), count,
+                                                      c.store.array(std::move(parameters)), c.output(0)});
+}
 
 DML_SCALAR_UNION scalar_of(const ScalarUnion& s) {
     DML_SCALAR_UNION u = {};
@@ -36,6 +47,12 @@ void register_generation_lowerings(LoweringTable& t) {
     add_lowering<QuantizeLinearDesc>(t, [](LoweringContext& c, const QuantizeLinearDesc&) {
         return c.lowered(DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR,
                          DML_ELEMENT_WISE_QUANTIZATION_OPERATOR_DESC{c.input(0), c.input(1), c.input(2), c.output(0)});
+    });
+    add_lowering<QuantizeDesc>(t, [](LoweringContext& c, const QuantizeDesc& d) {
+        return quantization(c, DML_OPERATOR_QUANTIZE, d);
+    });
+    add_lowering<DequantizeDesc>(t, [](LoweringContext& c, const DequantizeDesc& d) {
+        return quantization(c, DML_OPERATOR_DEQUANTIZE, d);
     });
     add_lowering<DequantizeLinearDesc>(t, [](LoweringContext& c, const DequantizeLinearDesc&) {
         return c.lowered(DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR,
