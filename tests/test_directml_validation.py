@@ -173,6 +173,14 @@ def constant_data(g):
     return [dml.add(g.input([2, 3]), c), c]  # read by an operator, and an output (copied by an identity)
 
 
+def owned_weights(g):
+    """Weights (owned inputs) and recorded constants are DirectML's: their descriptions carry OWNED_BY_DML."""
+    x, w = g.input([1, 4, 8, 8]), g.input([6, 4, 3, 3], owned=True)
+    bias = g.constant(np.ones([1, 6, 1, 1], np.float32))
+    y = dml.convolution(x, w, bias, start_padding=[1, 1], end_padding=[1, 1])
+    return [y, dml.join([y, dml.add(y, dml.broadcast(bias, [1, 6, 8, 8]))], axis=1)]
+
+
 def quantization(g):
     x = g.input([2, 8])
     return [dml.dequantize_linear(dml.quantize_linear(x, g.input([2, 8]), g.input([2, 8], "uint8")),
@@ -233,8 +241,8 @@ def recurrent(g):
 
 
 CASES = [unary, binary, views_and_edges, activations, gemm, convolution, reduce, normalization, pooling,
-         data_movement, scans_and_selection, indexing, resampling, generation, constant_data, quantization, quantized,
-         training, regions, attention, recurrent]
+         data_movement, scans_and_selection, indexing, resampling, generation, constant_data, owned_weights,
+         quantization, quantized, training, regions, attention, recurrent]
 
 
 @pytest.mark.parametrize("build", CASES, ids=[c.__name__ for c in CASES])

@@ -822,7 +822,11 @@ struct DML_BINDING_PROPERTIES {
     UINT64 PersistentResourceSize;
 };
 
-enum DML_BINDING_TYPE : uint32_t { DML_BINDING_TYPE_NONE = 0, DML_BINDING_TYPE_BUFFER = 1 };
+enum DML_BINDING_TYPE : uint32_t {
+    DML_BINDING_TYPE_NONE = 0,
+    DML_BINDING_TYPE_BUFFER = 1,
+    DML_BINDING_TYPE_BUFFER_ARRAY = 2,
+};
 struct DML_BINDING_DESC {
     DML_BINDING_TYPE Type;
     const void* Desc;
@@ -831,6 +835,11 @@ struct DML_BUFFER_BINDING {
     ID3D12Resource* Buffer;
     UINT64 Offset;
     UINT64 SizeInBytes;
+};
+
+struct DML_BUFFER_ARRAY_BINDING {
+    UINT BindingCount;
+    const DML_BUFFER_BINDING* Bindings;
 };
 
 struct IDMLDispatchable;

@@ -1,7 +1,7 @@
 // The DirectML plan: the whole graph lowered to one DML_GRAPH_DESC (lowering.h), each operator first created on its
 // own so that DirectML's refusal names the node, then compiled with IDMLDevice1::CompileGraph. Initialization runs
-// DirectML's initializer once (filling the persistent resource); a dispatch binds the inputs and outputs in a
-// binding table over a descriptor heap, records the dispatch and waits for it.
+// DirectML's initializer with the weights and constants, which DirectML owns from then on; a dispatch binds the
+// other inputs and the outputs in a binding table over a descriptor heap, records the dispatch and waits for it.
 #include <algorithm>
 
 #include "../core/errors.h"
@@ -22,10 +22,11 @@ std::string describe(const Node& node, size_t index) {
     return s + ")";
 }
 
+// Buffers are whole 4-byte words (DmlDevice::create_buffer); DirectML binds them so.
+uint64_t bound_size(uint64_t bytes) { return std::max<uint64_t>(4, (bytes + 3) & ~3ull); }
+
 DML_BINDING_DESC buffer_binding(DescStore& store, ID3D12Resource* r, uint64_t bytes) {
-    if (!r) return {DML_BINDING_TYPE_NONE, nullptr};
-    // Buffers are whole 4-byte words (DmlDevice::create_buffer); DirectML binds them so.
-    return {DML_BINDING_TYPE_BUFFER, store.add(DML_BUFFER_BINDING{r, 0, std::max<uint64_t>(4, (bytes + 3) & ~3ull)})};
+    return {DML_BINDING_TYPE_BUFFER, store.add(DML_BUFFER_BINDING{r, 0, bound_size(bytes)})};
 }
 
 struct Source;
@@ -101,7 +102,8 @@ void GraphBuilder::edge(const Source& from, UINT to, UINT to_input) {
              store_.add(DML_INTERMEDIATE_GRAPH_EDGE_DESC{from.index, from.output, to, to_input, nullptr})});
 }
 
-LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStore& store) {
+LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStore& store,
+                         const OwnedByDirectML& owned) {
     LoweredGraph lowered_graph;
     auto& produced = lowered_graph.produced;
     auto source_of = [&](const Value& v) {
@@ -117,7 +119,7 @@ LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStor
         const std::string who = describe(node, i);
         const Lowering* lowering = find_lowering(node);
         if (!lowering) throw ValueError("the directml executor cannot run " + who + ": it has no lowering for it");
-        LoweringContext context(node, store);
+        LoweringContext context(node, store, owned);
         Lowered lowered;
         try {
             lowered = (*lowering)(context);
@@ -144,9 +146,10 @@ LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStor
         Source from = source_of(v);
         if (from.graph_input) {
             // Graph outputs leave operators: constant data that is an output is copied by an identity.
-            const DML_TENSOR_DESC* t = store.tensor(g.nodes[v.index].outputs[v.output]);
+            const TensorDesc& desc = g.nodes[v.index].outputs[v.output];
+            const DML_TENSOR_DESC* in = store.tensor(desc, DML_TENSOR_FLAG_OWNED_BY_DML);
             UINT k = builder.add_node({DML_OPERATOR_ELEMENT_WISE_IDENTITY,
-                                       store.add(DML_UNARY_OPERATOR_DESC{t, t, nullptr, 0})},
+                                       store.add(DML_UNARY_OPERATOR_DESC{in, store.tensor(desc), nullptr, 0})},
                                       "output " + std::to_string(o) + ", a copy of constant data");
             builder.edge(from, k, 0);
             from = {false, k, 0};
@@ -159,11 +162,19 @@ LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStor
 class DmlPlan : public Plan {
 public:
     DmlPlan(std::shared_ptr<DmlDevice> device, const CompiledGraph& g)
-        : device_(std::move(device)), input_count_(g.inputs.size()), output_count_(g.outputs.size()) {
+        : device_(std::move(device)), output_count_(g.outputs.size()) {
+        // Weights (owned inputs), recorded constants and constant-data nodes are DirectML's to keep: bound once,
+        // at initialization, where DirectML may lay them out anew in its persistent resource.
+        for (const auto& in : g.inputs) owned_.push_back(in.kind != InputKind::Plain);
+        OwnedByDirectML owned = [&](const Value& v) -> bool {
+            if (v.source == Value::Source::Input) return owned_[v.index];
+            return dynamic_cast<const ConstantDataDesc*>(g.nodes[v.index].desc.get()) != nullptr;
+        };
         DescStore store;  // the descriptions live until CompileGraph has returned
         GraphBuilder builder(device_->dml(), store);
-        LoweredGraph lowered = lower_graph(g, builder, store);
-        compiled_ = builder.compile(UINT(input_count_ + lowered.constants.size()), UINT(output_count_));
+        LoweredGraph lowered = lower_graph(g, builder, store, owned);
+        owned_.resize(g.inputs.size() + lowered.constants.size(), true);
+        compiled_ = builder.compile(UINT(owned_.size()), UINT(output_count_));
         execute_properties_ = compiled_->GetBindingProperties();
         if (!device_->validate_only())
             for (const ConstantDataDesc* c : lowered.constants)
@@ -173,34 +184,33 @@ public:
     uint64_t temporary_size() const override { return execute_properties_.TemporaryResourceSize; }
     uint64_t persistent_size() const override { return execute_properties_.PersistentResourceSize; }
 
-    // Inputs are bound at every dispatch (none is handed to DirectML as owned), so initializing fills only the
-    // persistent resource, once.
-    void initialize(std::span<Memory* const>) override {
-        if (initialized_ || device_->validate_only()) return;
+    // Runs DirectML's initializer with the owned inputs (and the constant data) bound: called at compile when there
+    // are no weights, and again whenever the weights are bound anew.
+    void initialize(std::span<Memory* const> inputs) override {
+        if (device_->validate_only()) return;
         Ref<IDMLOperatorInitializer> initializer;
         IDMLCompiledOperator* ops[] = {compiled_.get()};
         check(device_->dml()->CreateOperatorInitializer(1, ops, __uuidof(IDMLOperatorInitializer), initializer.out()),
               "CreateOperatorInitializer");
         const DML_BINDING_PROPERTIES init = initializer->GetBindingProperties();
-        const UINT descriptors = std::max({1u, init.RequiredDescriptorCount, execute_properties_.RequiredDescriptorCount});
-        D3D12_DESCRIPTOR_HEAP_DESC heap = {};
-        heap.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
-        heap.NumDescriptors = descriptors;
-        heap.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
-        check(device_->d3d12()->CreateDescriptorHeap(&heap, __uuidof(ID3D12DescriptorHeap), heap_.out()),
-              "CreateDescriptorHeap");
-        const uint64_t temporary = std::max(init.TemporaryResourceSize, execute_properties_.TemporaryResourceSize);
-        if (temporary) temporary_ = device_->allocate(temporary);
-        if (execute_properties_.PersistentResourceSize)
-            persistent_ = device_->allocate(execute_properties_.PersistentResourceSize);
+        prepare(init);
+        table_desc_.Dispatchable = initializer.get();
+        check(table_->Reset(&table_desc_), "IDMLBindingTable::Reset (initializer)");
 
-        table_desc_ = {initializer.get(), heap_->GetCPUDescriptorHandleForHeapStart(),
-                       heap_->GetGPUDescriptorHandleForHeapStart(), descriptors};
-        check(device_->dml()->CreateBindingTable(&table_desc_, __uuidof(IDMLBindingTable), table_.out()),
-              "CreateBindingTable");
         DescStore store;
+        std::vector<DML_BUFFER_BINDING> owned;  // one per graph input: the owned ones bound, the others empty
+        for (size_t i = 0; i < owned_.size(); ++i) {
+            const Memory* m = !owned_[i] ? nullptr : i < inputs.size() ? inputs[i] : constants_[i - inputs.size()].get();
+            owned.push_back(m ? DML_BUFFER_BINDING{resource_of(*m), 0, bound_size(m->bytes)}
+                              : DML_BUFFER_BINDING{nullptr, 0, 0});
+        }
+        if (std::find(owned_.begin(), owned_.end(), true) != owned_.end()) {
+            DML_BUFFER_ARRAY_BINDING array = {UINT(owned.size()), owned.data()};
+            DML_BINDING_DESC binding = {DML_BINDING_TYPE_BUFFER_ARRAY, &array};
+            table_->BindInputs(1, &binding);
+        }
         if (init.TemporaryResourceSize)
-            table_->BindTemporaryResource(store.add(buffer_binding(store, resource_of(*temporary_), temporary)));
+            table_->BindTemporaryResource(store.add(buffer_binding(store, resource_of(*temporary_), temporary_->bytes)));
         if (persistent_)
             table_->BindOutputs(1, store.add(buffer_binding(store, resource_of(*persistent_), persistent_->bytes)));
         dispatch(initializer.get());
@@ -213,11 +223,12 @@ public:
         if (device_->validate_only())
             throw DeviceError("VALIDATE_ONLY", "this directml device only validates (DIRECTML_VALIDATE_ONLY=1): "
                                                "DirectML accepted the graph, but nothing can run here");
-        initialize({});
+        if (!initialized_) initialize(inputs);
         DescStore store;
         std::vector<DML_BINDING_DESC> in, out;
-        for (Memory* m : inputs) in.push_back(buffer_binding(store, resource_of(*m), m->bytes));
-        for (const auto& m : constants_) in.push_back(buffer_binding(store, resource_of(*m), m->bytes));
+        for (size_t i = 0; i < owned_.size(); ++i)  // DirectML holds the owned ones since initialization
+            in.push_back(owned_[i] ? DML_BINDING_DESC{DML_BINDING_TYPE_NONE, nullptr}
+                                   : buffer_binding(store, resource_of(*inputs[i]), inputs[i]->bytes));
         for (Memory* m : outputs) out.push_back(buffer_binding(store, resource_of(*m), m->bytes));
         table_->BindInputs(UINT(in.size()), in.data());
         table_->BindOutputs(UINT(out.size()), out.data());
@@ -229,6 +240,26 @@ public:
     }
 
 private:
+    // The descriptor heap, binding table and temporary / persistent resources, made once for both dispatchables.
+    void prepare(const DML_BINDING_PROPERTIES& init) {
+        if (table_) return;
+        const UINT descriptors = std::max({1u, init.RequiredDescriptorCount, execute_properties_.RequiredDescriptorCount});
+        D3D12_DESCRIPTOR_HEAP_DESC heap = {};
+        heap.Type = D3D12_DESCRIPTOR_HEAP_TYPE_CBV_SRV_UAV;
+        heap.NumDescriptors = descriptors;
+        heap.Flags = D3D12_DESCRIPTOR_HEAP_FLAG_SHADER_VISIBLE;
+        check(device_->d3d12()->CreateDescriptorHeap(&heap, __uuidof(ID3D12DescriptorHeap), heap_.out()),
+              "CreateDescriptorHeap");
+        const uint64_t temporary = std::max(init.TemporaryResourceSize, execute_properties_.TemporaryResourceSize);
+        if (temporary) temporary_ = device_->allocate(temporary);
+        if (execute_properties_.PersistentResourceSize)
+            persistent_ = device_->allocate(execute_properties_.PersistentResourceSize);
+        table_desc_ = {compiled_.get(), heap_->GetCPUDescriptorHandleForHeapStart(),
+                       heap_->GetGPUDescriptorHandleForHeapStart(), descriptors};
+        check(device_->dml()->CreateBindingTable(&table_desc_, __uuidof(IDMLBindingTable), table_.out()),
+              "CreateBindingTable");
+    }
+
     void dispatch(IDMLDispatchable* what) {
         device_->run([&](ID3D12GraphicsCommandList* list) {
             ID3D12DescriptorHeap* heaps[] = {heap_.get()};
@@ -241,7 +272,8 @@ private:
     }
 
     std::shared_ptr<DmlDevice> device_;
-    size_t input_count_, output_count_;
+    size_t output_count_;
+    std::vector<char> owned_;  // per DirectML graph input (the graph's inputs, then constant data): owned by DirectML
     Ref<IDMLCompiledOperator> compiled_;
     DML_BINDING_PROPERTIES execute_properties_ = {};
     bool initialized_ = false;
@@ -249,7 +281,7 @@ private:
     Ref<IDMLBindingTable> table_;
     DML_BINDING_TABLE_DESC table_desc_ = {};
     std::shared_ptr<Memory> temporary_, persistent_;
-    std::vector<std::shared_ptr<Memory>> constants_;  // constant-data nodes' data, bound after the inputs
+    std::vector<std::shared_ptr<Memory>> constants_;  // constant-data nodes' data, uploaded at compile
 };
 
 }  // namespace

@@ -13,7 +13,7 @@ void register_data_movement_lowerings(LoweringTable& t) {
     });
     add_lowering<JoinDesc>(t, [](LoweringContext& c, const JoinDesc& d) {
         std::vector<DML_TENSOR_DESC> inputs;
-        for (const auto& op : c.node.inputs) inputs.push_back(c.store.tensor_value(op->desc));
+        for (size_t i = 0; i < c.node.inputs.size(); ++i) inputs.push_back(c.input_value(i));
         UINT count = UINT(inputs.size());
         return c.lowered(DML_OPERATOR_JOIN,
                          DML_JOIN_OPERATOR_DESC{count, c.store.array(std::move(inputs)), c.output(0), d.axis});

@@ -14,7 +14,7 @@ template <class D>
 Lowered quantization(LoweringContext& c, DML_OPERATOR_TYPE type, const D& d) {
     std::vector<DML_TENSOR_DESC> parameters;
     for (size_t i = 1; i < c.node.inputs.size(); ++i)
-        if (c.node.inputs[i]) parameters.push_back(c.store.tensor_value(c.node.inputs[i]->desc));
+        if (c.node.inputs[i]) parameters.push_back(c.input_value(i));
     UINT count = UINT(parameters.size());
     return c.lowered(type, DML_QUANTIZE_OPERATOR_DESC{c.input(0), UINT(d.quantization_type), count,
                                                       c.store.array(std::move(parameters)), c.output(0)});

@@ -6,10 +6,10 @@
 
 namespace dml::directml {
 
-DML_TENSOR_DESC DescStore::tensor_value(const TensorDesc& desc) {
+DML_TENSOR_DESC DescStore::tensor_value(const TensorDesc& desc, DML_TENSOR_FLAGS flags) {
     DML_BUFFER_TENSOR_DESC buffer = {};
     buffer.DataType = DML_TENSOR_DATA_TYPE(desc.data_type);  // dml::DataType follows DML_TENSOR_DATA_TYPE
-    buffer.Flags = DML_TENSOR_FLAG_NONE;
+    buffer.Flags = flags;
     buffer.DimensionCount = UINT(desc.rank());
     buffer.Sizes = array(desc.sizes);
     buffer.Strides = desc.strides ? array(*desc.strides) : nullptr;
@@ -17,7 +17,9 @@ DML_TENSOR_DESC DescStore::tensor_value(const TensorDesc& desc) {
     return {DML_TENSOR_TYPE_BUFFER, add(buffer)};
 }
 
-const DML_TENSOR_DESC* DescStore::tensor(const TensorDesc& desc) { return add(tensor_value(desc)); }
+const DML_TENSOR_DESC* DescStore::tensor(const TensorDesc& desc, DML_TENSOR_FLAGS flags) {
+    return add(tensor_value(desc, flags));
+}
 
 namespace {
 
@@ -88,8 +90,16 @@ bool fusable(const FusedActivation& f) {
            f.function != ActivationFunction::HardSwish;
 }
 
+DML_TENSOR_FLAGS LoweringContext::flags(size_t i) const {
+    return owned_(node.inputs[i]->value) ? DML_TENSOR_FLAG_OWNED_BY_DML : DML_TENSOR_FLAG_NONE;
+}
+
 const DML_TENSOR_DESC* LoweringContext::input(size_t i) const {
-    return i < node.inputs.size() && node.inputs[i] ? store.tensor(node.inputs[i]->desc) : nullptr;
+    return i < node.inputs.size() && node.inputs[i] ? store.tensor(node.inputs[i]->desc, flags(i)) : nullptr;
+}
+
+DML_TENSOR_DESC LoweringContext::input_value(size_t i) const {
+    return store.tensor_value(node.inputs.at(i)->desc, flags(i));
 }
 
 const DML_TENSOR_DESC* LoweringContext::output(size_t i) const { return store.tensor(node.outputs.at(i)); }

@@ -28,9 +28,9 @@ public:
         return values.empty() ? nullptr : add(std::move(values))->data();
     }
     // A DirectML buffer tensor description of `desc` (a view's strides become DirectML strides).
-    const DML_TENSOR_DESC* tensor(const TensorDesc& desc);
-    // `desc` as DirectML's description by value (JOIN and SPLIT take arrays of them).
-    DML_TENSOR_DESC tensor_value(const TensorDesc& desc);
+    const DML_TENSOR_DESC* tensor(const TensorDesc& desc, DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE);
+    // `desc` as DirectML's description by value (JOIN, SPLIT and QUANTIZE take arrays of them).
+    DML_TENSOR_DESC tensor_value(const TensorDesc& desc, DML_TENSOR_FLAGS flags = DML_TENSOR_FLAG_NONE);
     const DML_OPERATOR_DESC* op(DML_OPERATOR_TYPE type, const void* desc) { return add(DML_OPERATOR_DESC{type, desc}); }
 
 private:
@@ -50,15 +50,21 @@ struct Lowered {
     FusedActivation unfused;
 };
 
+// Whether DirectML owns a value: weights and constants, bound once at initialization (their descriptions carry
+// OWNED_BY_DML).
+using OwnedByDirectML = std::function<bool(const Value&)>;
+
 // The node being lowered, with the store its descriptions go into.
 class LoweringContext {
 public:
-    LoweringContext(const Node& node, DescStore& store) : node(node), store(store) {}
+    LoweringContext(const Node& node, DescStore& store, const OwnedByDirectML& owned)
+        : node(node), store(store), owned_(owned) {}
     const Node& node;
     DescStore& store;
 
     // The node's input `i` as it reads it (null when an optional input is left out) and its output `i`.
     const DML_TENSOR_DESC* input(size_t i) const;
+    DML_TENSOR_DESC input_value(size_t i) const;  // a present input, by value
     const DML_TENSOR_DESC* output(size_t i) const;
     // The node's fused activation as DirectML's description: null for none, and for one DirectML cannot fuse,
     // which is then run after the operator.
@@ -70,6 +76,9 @@ public:
     }
 
 private:
+    DML_TENSOR_FLAGS flags(size_t i) const;
+
+    const OwnedByDirectML& owned_;
     FusedActivation unfused_;
 };
 
