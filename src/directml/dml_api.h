@@ -888,9 +888,19 @@ struct IDMLDeviceChild : public IDMLObject {
 };
 struct IDMLPageable : public IDMLDeviceChild {};
 struct IDMLOperator : public IDMLDeviceChild {};
+// Methods returning an aggregate: declared by value where the compiler returns it as DirectML does (MSVC; GCC and
+// Clang against the System V build of DirectML on WSL and Linux), and with an explicit result pointer for MinGW,
+// whose C++ ABI differs from MSVC's there (DirectX-Headers do the same for D3D12's getters).
+#if defined(_WIN32) && !defined(_MSC_VER)
+#define DIRECTML_RETURNS_THROUGH_POINTER 1
+#endif
+
 struct IDMLDispatchable : public IDMLPageable {
-    // An aggregate returned by value: the System V build of DirectML (WSL, Linux) and MSVC's C++ ABI agree here.
+#ifdef DIRECTML_RETURNS_THROUGH_POINTER
+    virtual DML_BINDING_PROPERTIES* STDMETHODCALLTYPE GetBindingProperties(DML_BINDING_PROPERTIES* result) = 0;
+#else
     virtual DML_BINDING_PROPERTIES STDMETHODCALLTYPE GetBindingProperties() = 0;
+#endif
 };
 struct IDMLCompiledOperator : public IDMLDispatchable {};
 struct IDMLOperatorInitializer : public IDMLDispatchable {
@@ -919,6 +929,33 @@ __CRT_UUID_DECL(IDMLCompiledOperator, 0x6b15e56a, 0xbf5c, 0x4902, 0x92, 0xd8, 0x
 __CRT_UUID_DECL(IDMLOperatorInitializer, 0x427c1113, 0x435c, 0x469c, 0x86, 0x76, 0x4d, 0x5d, 0xd0, 0x72, 0xf8, 0x13)
 __CRT_UUID_DECL(IDMLBindingTable, 0x29c687dc, 0xde74, 0x4e3b, 0xab, 0x00, 0x11, 0x68, 0xf2, 0xfc, 0x3c, 0xfc)
 __CRT_UUID_DECL(IDMLCommandRecorder, 0xe6857a76, 0x2e3e, 0x4fdd, 0xbf, 0xf4, 0x5d, 0x2b, 0xa1, 0x0f, 0xb4, 0x53)
+
+inline DML_BINDING_PROPERTIES binding_properties(IDMLDispatchable* d) {
+#ifdef DIRECTML_RETURNS_THROUGH_POINTER
+    DML_BINDING_PROPERTIES p;
+    return *d->GetBindingProperties(&p);
+#else
+    return d->GetBindingProperties();
+#endif
+}
+
+// A descriptor heap's first descriptors (DirectX-Headers declare the getters as above).
+inline D3D12_CPU_DESCRIPTOR_HANDLE cpu_heap_start(ID3D12DescriptorHeap* heap) {
+#ifdef DIRECTML_RETURNS_THROUGH_POINTER
+    D3D12_CPU_DESCRIPTOR_HANDLE h;
+    return *heap->GetCPUDescriptorHandleForHeapStart(&h);
+#else
+    return heap->GetCPUDescriptorHandleForHeapStart();
+#endif
+}
+inline D3D12_GPU_DESCRIPTOR_HANDLE gpu_heap_start(ID3D12DescriptorHeap* heap) {
+#ifdef DIRECTML_RETURNS_THROUGH_POINTER
+    D3D12_GPU_DESCRIPTOR_HANDLE h;
+    return *heap->GetGPUDescriptorHandleForHeapStart(&h);
+#else
+    return heap->GetGPUDescriptorHandleForHeapStart();
+#endif
+}
 
 using PFN_DMLCreateDevice = HRESULT (*)(ID3D12Device* device, DML_CREATE_DEVICE_FLAGS flags, REFIID riid, void** ppv);
 using PFN_D3D12CreateDevice = HRESULT (*)(IUnknown* adapter, D3D_FEATURE_LEVEL level, REFIID riid, void** ppv);

@@ -175,7 +175,7 @@ public:
         LoweredGraph lowered = lower_graph(g, builder, store, owned);
         owned_.resize(g.inputs.size() + lowered.constants.size(), true);
         compiled_ = builder.compile(UINT(owned_.size()), UINT(output_count_));
-        execute_properties_ = compiled_->GetBindingProperties();
+        execute_properties_ = binding_properties(compiled_.get());
         if (!device_->validate_only())
             for (const ConstantDataDesc* c : lowered.constants)
                 constants_.push_back(device_->stage(c->data.data(), c->data.size()));
@@ -192,7 +192,7 @@ public:
         IDMLCompiledOperator* ops[] = {compiled_.get()};
         check(device_->dml()->CreateOperatorInitializer(1, ops, __uuidof(IDMLOperatorInitializer), initializer.out()),
               "CreateOperatorInitializer");
-        const DML_BINDING_PROPERTIES init = initializer->GetBindingProperties();
+        const DML_BINDING_PROPERTIES init = binding_properties(initializer.get());
         prepare(init);
         table_desc_.Dispatchable = initializer.get();
         check(table_->Reset(&table_desc_), "IDMLBindingTable::Reset (initializer)");
@@ -254,8 +254,7 @@ private:
         if (temporary) temporary_ = device_->allocate(temporary);
         if (execute_properties_.PersistentResourceSize)
             persistent_ = device_->allocate(execute_properties_.PersistentResourceSize);
-        table_desc_ = {compiled_.get(), heap_->GetCPUDescriptorHandleForHeapStart(),
-                       heap_->GetGPUDescriptorHandleForHeapStart(), descriptors};
+        table_desc_ = {compiled_.get(), cpu_heap_start(heap_.get()), gpu_heap_start(heap_.get()), descriptors};
         check(device_->dml()->CreateBindingTable(&table_desc_, __uuidof(IDMLBindingTable), table_.out()),
               "CreateBindingTable");
     }
