@@ -56,9 +56,9 @@ def _judge(outcome) -> bool:
         _outcomes["every node passed CreateOperator; CompileGraph failed building shaders"] += 1
         return True
     else:
-        m = re.search(r"(?:DirectML refused|cannot run) node \d+ \((DML_[A-Z0-9_]+)", message)
+        m = re.search(r"(?:refused|cannot run) (?:node \d+ \()?(DML_[A-Z0-9_]+)", message)
         if m:
-            why = ("refused by DirectML's CreateOperator" if "DirectML refused" in message
+            why = ("refused by DirectML's CreateOperator" if "refused" in message
                    else "no lowering" if "no lowering" in message else "refused by the lowering")
             _refused[f"{m.group(1)}: {why}"] += 1
         _outcomes["raised something else (failed, or xfailed)"] += 1

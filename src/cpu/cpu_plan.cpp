@@ -76,15 +76,11 @@ const KernelTable& kernel_table() {
     return table;
 }
 
-// The kernel of each node, looked up before the memory plan asks for their workspaces.
+// The kernel of each node (supports() accepted every one), looked up before the memory plan asks for their
+// workspaces.
 std::vector<Kernel> find_kernels(const CompiledGraph& g) {
-    const auto& table = kernel_table();
     std::vector<Kernel> kernels;
-    for (const Node& node : g.nodes) {
-        auto it = table.find(std::type_index(typeid(*node.desc)));
-        if (it == table.end()) throw ValueError("the cpu executor has no kernel for " + node.desc->type_name());
-        kernels.push_back(it->second);
-    }
+    for (const Node& node : g.nodes) kernels.push_back(kernel_table().at(std::type_index(typeid(*node.desc))));
     return kernels;
 }
 
@@ -126,6 +122,11 @@ private:
 };
 
 }  // namespace
+
+std::vector<std::type_index> CpuDevice::operator_types() const {
+    static const std::vector<std::type_index> types = registered_operator_types("cpu", kernel_table());
+    return types;
+}
 
 std::unique_ptr<Plan> CpuDevice::compile(const CompiledGraph& graph) {
     return std::make_unique<CpuPlan>(shared_from_this(), graph);

@@ -38,15 +38,11 @@ const KernelTable& kernel_table() {
 // Recorded graphs kept per plan: callers that keep some outputs alive alternate between a few address sets.
 constexpr size_t kMaxRecordings = 4;
 
-// The kernel object of each node, built (settling launch shapes, algorithms, workspaces) before the memory plan.
+// The kernel object of each node (supports() accepted every one), built (settling launch shapes, algorithms, workspaces) before the memory plan.
 std::vector<std::unique_ptr<CudaKernel>> build_kernels(const CompiledGraph& g, CudaDevice& device) {
     const auto& table = kernel_table();
     std::vector<std::unique_ptr<CudaKernel>> kernels;
-    for (const Node& node : g.nodes) {
-        auto it = table.find(std::type_index(typeid(*node.desc)));
-        if (it == table.end()) throw ValueError("the cuda executor has no kernel for " + node.desc->type_name());
-        kernels.push_back(it->second(node, device));
-    }
+    for (const Node& node : g.nodes) kernels.push_back(table.at(std::type_index(typeid(*node.desc)))(node, device));
     return kernels;
 }
 
@@ -154,6 +150,11 @@ private:
 };
 
 }  // namespace
+
+std::vector<std::type_index> CudaDevice::operator_types() const {
+    static const std::vector<std::type_index> types = registered_operator_types("cuda", kernel_table());
+    return types;
+}
 
 std::unique_ptr<Plan> CudaDevice::compile(const CompiledGraph& graph) {
     DeviceGuard guard(index_);

@@ -5,8 +5,12 @@
 #include <cstring>
 #include <thread>
 
+#include <filesystem>
+
 #include "../core/errors.h"
-#include "platform.h"
+#include "../executor/registry.h"
+#include "../platform/platform.h"
+#include "lowering.h"
 
 namespace dml::directml {
 
@@ -50,6 +54,33 @@ D3D12_RESOURCE_BARRIER transition(ID3D12Resource* r, D3D12_RESOURCE_STATES befor
 
 namespace {
 
+std::string setting(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : fallback;
+}
+
+// Where DirectML, Direct3D 12 and DXCore are by default; each is overridden by an environment variable.
+struct DefaultPaths {
+    std::string directml, d3d12, dxcore;  // dxcore empty where DirectML finds DXCore itself
+    std::string how_to_get;               // for the message when something is missing
+};
+
+DefaultPaths default_paths() {
+#ifdef _WIN32
+    return {"DirectML.dll", "d3d12.dll", "",
+            "DirectML.dll comes with the Microsoft.AI.DirectML NuGet package (docs/directml.md)"};
+#else
+    const std::string wsl = "/usr/lib/wsl/lib/";
+    const std::string cache = setting("DMLX_CACHE", setting("HOME", "/root") + "/.cache/dmlx");
+    if (std::filesystem::exists(wsl + "libd3d12.so"))
+        return {cache + "/libdirectml.so", wsl + "libd3d12.so", wsl + "libdxcore.so",
+                "experimental/directml_on_linux/fetch.sh puts libdirectml.so in " + cache + " (docs/directml.md)"};
+    return {cache + "/libdirectml.so", cache + "/build/libd3d12.so", cache + "/build/libdxcore.so",
+            "on native Linux, experimental/directml_on_linux/fetch.sh fetches libdirectml.so and the bridge "
+            "(libd3d12.so, libdxcore.so) is built as docs/directml.md says"};
+#endif
+}
+
 // The entry points of Direct3D 12 and DirectML, loaded once per process.
 struct Runtime {
     PFN_D3D12CreateDevice create_d3d12 = nullptr;
@@ -58,15 +89,16 @@ struct Runtime {
 };
 
 Runtime load_runtime() {
-    const platform::DefaultPaths defaults = platform::default_paths();
+    const DefaultPaths defaults = default_paths();
+    // Direct3D 12 and DXCore first: libdirectml.so names them as needed libraries and binds to those loaded.
     auto load = [&](const char* what, const char* variable, const std::string& fallback) {
-        std::string path = platform::setting(variable, fallback);
-        platform::Library l = platform::open_library(path);
-        if (!l.handle)
+        std::string path = setting(variable, fallback), error;
+        void* library = platform::open_library(path, error);
+        if (!library)
             throw DeviceError("DIRECTML_NOT_FOUND", std::string("the directml executor needs ") + what +
-                                                        ": cannot load '" + path + "' (" + l.error + "; " +
-                                                        variable + " names another file); " + defaults.how_to_get);
-        return std::make_pair(l, path);
+                                                        ": cannot load '" + path + "' (" + error + "; " + variable +
+                                                        " names another file); " + defaults.how_to_get);
+        return std::make_pair(library, path);
     };
     auto [d3d12, d3d12_path] = load("Direct3D 12", "DIRECTML_D3D12_PATH", defaults.d3d12);
     if (!defaults.dxcore.empty()) load("DXCore", "DIRECTML_DXCORE_PATH", defaults.dxcore);
@@ -124,9 +156,18 @@ HRESULT compile_probe(IDMLDevice* dml) {
 
 }  // namespace
 
+std::optional<DeviceError> missing_runtime() {
+    try {
+        runtime();
+        return std::nullopt;
+    } catch (const DeviceError& e) {
+        return e;
+    }
+}
+
 DmlDevice::DmlDevice() {
     const Runtime& rt = runtime();
-    validate_only_ = platform::setting("DIRECTML_VALIDATE_ONLY", "0") == "1";
+    validate_only_ = setting("DIRECTML_VALIDATE_ONLY", "0") == "1";
     HRESULT hr = rt.create_d3d12(nullptr, D3D_FEATURE_LEVEL_11_0, __uuidof(ID3D12Device), d3d12_.out());
     if (FAILED(hr))
         throw DeviceError(hresult_name(hr).substr(0, hresult_name(hr).find(' ')),
@@ -251,10 +292,19 @@ std::shared_ptr<Memory> DmlDevice::stage(const void* host, uint64_t bytes) {
 }  // namespace dml::directml
 
 namespace dml {
-std::shared_ptr<Device> create_directml_device(int index) {
-    if (index != 0)
-        throw ValueError("the directml executor has one device, index 0 (the default adapter); got " +
-                         std::to_string(index));
-    return std::make_shared<directml::DmlDevice>();
+
+// Lowest priority: dml.Device() picks directml only when nothing else can run (never, as cpu always can); it is
+// asked for by name. Available where DirectML and Direct3D 12 load; creating the device then also checks that
+// Direct3D 12 builds DirectML's shaders.
+void register_directml_executor(ExecutorRegistry& registry) {
+    registry.add({"directml", 5,
+                  [] { return directml::missing_runtime(); },
+                  [](int index) -> std::shared_ptr<Device> {
+                      if (index != 0)
+                          throw ValueError("the directml executor has one device, index 0 (the default adapter); got " +
+                                           std::to_string(index));
+                      return std::make_shared<directml::DmlDevice>();
+                  }});
 }
+
 }  // namespace dml

@@ -3,11 +3,13 @@
 // every copy and dispatch, one at a time.
 #pragma once
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "../core/errors.h"
 #include "../executor/device.h"
 #include "dml_api.h"
 
@@ -58,6 +60,9 @@ public:
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    std::vector<std::type_index> operator_types() const override;
+    // DirectML's own answer: the node is lowered and its operator created (CreateOperator), as compile will.
+    Support supports(const Node& node) const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
 
     IDMLDevice1* dml() const { return dml_.get(); }
@@ -93,12 +98,11 @@ private:
     std::mutex mutex_;
 };
 
+// Why DirectML or Direct3D 12 cannot be loaded here (DIRECTML_NOT_FOUND), or nullopt; loaded once per process.
+std::optional<DeviceError> missing_runtime();
+
 // A transition barrier between two states of a whole buffer.
 D3D12_RESOURCE_BARRIER transition(ID3D12Resource* r, D3D12_RESOURCE_STATES before, D3D12_RESOURCE_STATES after);
 
 }  // namespace dml::directml
 
-namespace dml {
-// Called by executor/device.cpp.
-std::shared_ptr<Device> create_directml_device(int index);
-}  // namespace dml

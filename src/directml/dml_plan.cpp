@@ -13,13 +13,18 @@ namespace dml::directml {
 
 namespace {
 
-std::string describe(const Node& node, size_t index) {
-    std::string s = "node " + std::to_string(index) + " (" + node.desc->type_name() + ": ";
+// "DML_OPERATOR_GEMM: FLOAT32[1, 1, 2, 3], ... -> FLOAT32[...]"
+std::string describe(const Node& node) {
+    std::string s = node.desc->type_name() + ": ";
     for (size_t i = 0; i < node.inputs.size(); ++i)
         s += (i ? ", " : "") + (node.inputs[i] ? node.inputs[i]->desc.to_string() : std::string("none"));
     s += " -> ";
     for (size_t i = 0; i < node.outputs.size(); ++i) s += (i ? ", " : "") + node.outputs[i].to_string();
-    return s + ")";
+    return s;
+}
+
+std::string describe(const Node& node, size_t index) {
+    return "node " + std::to_string(index) + " (" + describe(node) + ")";
 }
 
 // Buffers are whole 4-byte words (DmlDevice::create_buffer); DirectML binds them so.
@@ -284,6 +289,43 @@ private:
 };
 
 }  // namespace
+
+std::vector<std::type_index> DmlDevice::operator_types() const {
+    static const std::vector<std::type_index> types = [] {
+        std::vector<std::type_index> t = lowered_operator_types();
+        t.push_back(typeid(ConstantDataDesc));  // a graph input of DirectML's (lower_graph)
+        check_registered_kernels("directml", t);
+        return t;
+    }();
+    return types;
+}
+
+Support DmlDevice::supports(const Node& node) const {
+    if (dynamic_cast<const ConstantDataDesc*>(node.desc.get())) return Support::yes();
+    const Lowering* lowering = find_lowering(node);
+    if (!lowering) return Support::no("the directml executor has no lowering for it");
+    DescStore store;
+    const OwnedByDirectML none = [](const Value&) { return false; };
+    LoweringContext context(node, store, none);
+    Lowered lowered;
+    try {
+        lowered = (*lowering)(context);
+    } catch (const ValueError& e) {
+        return Support::no(e.what());
+    }
+    std::vector<DML_OPERATOR_DESC> ops = {lowered.op};
+    if (!lowered.unfused.is_none()) {
+        const DML_TENSOR_DESC* t = store.tensor(node.outputs[0]);
+        ops.push_back(activation_desc(store, lowered.unfused, t, t));
+    }
+    for (const DML_OPERATOR_DESC& op : ops) {
+        Ref<IDMLOperator> created;
+        if (HRESULT hr = dml_->CreateOperator(&op, __uuidof(IDMLOperator), created.out()); FAILED(hr))
+            return Support::no("DirectML's CreateOperator refused " + describe(node) + ": " + hresult_name(hr) +
+                               " (" + name_ + ")");
+    }
+    return Support::yes();
+}
 
 std::unique_ptr<Plan> DmlDevice::compile(const CompiledGraph& graph) {
     return std::make_unique<DmlPlan>(std::static_pointer_cast<DmlDevice>(shared_from_this()), graph);

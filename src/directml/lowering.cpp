@@ -113,6 +113,12 @@ const DML_OPERATOR_DESC* LoweringContext::fused(const FusedActivation& f) {
     return store.add(activation_desc(store, f, nullptr, nullptr));
 }
 
+std::vector<std::type_index> lowered_operator_types() {
+    std::vector<std::type_index> types;
+    for (const auto& entry : lowering_table()) types.push_back(entry.first);
+    return types;
+}
+
 const Lowering* find_lowering(const Node& node) {
     const auto& table = lowering_table();
     auto it = table.find(std::type_index(typeid(*node.desc)));

@@ -105,6 +105,8 @@ void register_generation_lowerings(LoweringTable& t);
 void register_attention_lowerings(LoweringTable& t);
 void register_recurrent_lowerings(LoweringTable& t);
 
+// The operator types that have a lowering.
+std::vector<std::type_index> lowered_operator_types();
 // The lowering of `node`'s operator, or null when the executor has none.
 const Lowering* find_lowering(const Node& node);
 
