@@ -1,6 +1,6 @@
 // The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution.
 #pragma once
-#include "../executor/device.h"
+#include "../executor/registry.h"
 
 namespace dml::cpu {
 
@@ -13,7 +13,13 @@ public:
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    Support supports(const Node& node) const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
 };
 
 }  // namespace dml::cpu
+
+namespace dml {
+// Adds the cpu executor (always available, one device) to the registry; called by the runtime.
+void register_cpu_executor(ExecutorRegistry& registry);
+}  // namespace dml
