@@ -260,10 +260,11 @@ def test_softmax_large_groups_and_strided(cuda, cpu, inner):
 def test_softmax_rows_held_in_registers(cuda, cpu, width, dtype):
     """Softmax and log-softmax hold each row in registers: warps, blocks of up to 1024 threads moving vectors, and
     rows too long for one block in chunks (40000), or element by element (1000 is no whole number of vectors). A
-    row of -inf, and one with an element far above the rest."""
-    x = rand([3, width], dtype, -8, 8)
+    row of -inf, one with an element far above the rest, and one whose first half is -inf (whole chunks masked)."""
+    x = rand([4, width], dtype, -8, 8)
     x[1] = -np.inf
     x[2, width // 3] = 60
+    x[3, : width // 2] = -np.inf
 
     def build(g):
         v = g.input(x.shape, dtype, name="x")

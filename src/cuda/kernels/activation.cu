@@ -104,8 +104,9 @@ struct SoftmaxGroup {
 };
 
 // Softmax and log-softmax of a group held in registers. A chunk's partial result is (its maximum m, the sum of
-// exp(x - m) over it); chunks combine by rescaling to the larger maximum. A sum of 0 marks the empty result (a
-// chunk's own maximum contributes exp(0) = 1).
+// exp(x - m) over it); chunks combine by rescaling to the larger maximum. A sum of 0 marks the empty result: no
+// elements, or all -inf (a chunk's own finite maximum contributes exp(0) = 1), so that a masked chunk of a long
+// row does not turn the row into NaN.
 template <class T>
 struct SoftmaxOp {
     using Type = T;
@@ -148,7 +149,8 @@ struct SoftmaxOp {
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) sum += expf(v[k][0][j] - m);
-        return {m, team.reduce(sum, [](float p, float q) { return p + q; }), 0.0f};
+        sum = team.reduce(sum, [](float p, float q) { return p + q; });
+        return {m, m == -::cuda::std::numeric_limits<float>::infinity() ? 0.0f : sum, 0.0f};
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t, uint64_t, bool) const {
