@@ -1,6 +1,6 @@
 """Compile's epilogue rewrites (src/core/fuse_epilogues.h), on every executor: an activation after a GEMM, a
 convolution, an ADD or a batch normalization folds into it; an ADD of a GEMM's output and another tensor becomes
-that GEMM with the tensor as C. For each rule the fused graph gives the numbers of the same graph kept unfused (its
+that GEMM with the tensor as C, an ADD of a convolution's output and a per-channel tensor its bias. For each rule the fused graph gives the numbers of the same graph kept unfused (its
 intermediate also read as an output, which stops the rewrite) and of a NumPy reference, and the rewrite happened:
 an activation's leaves no intermediate (the graph needs no more temporary memory than its producer alone); a
 residual add's rounds float16 once where the unfused graph rounds twice."""
@@ -130,6 +130,31 @@ def test_residual_add_rounds_once(device):
         y = dml.gemm(i["x"], i["w"])
         got = g.compile([dml.add(y, i["r"])] + ([y] if unfused else []))({"x": x, "w": w, "r": r})
         assert got[0].item() == want
+
+
+@pytest.mark.parametrize("channel_stride", [1, 0])  # a per-channel bias, and one value broadcast over all
+def test_per_channel_add_becomes_convolution_bias(device, channel_stride):
+    """conv(x, f) + b broadcast from [1, C, 1, 1], then a ReLU: one convolution with bias and activation. An addend
+    that varies along the image stays an ADD."""
+    x, f = RNG.standard_normal((2, 3, 5, 5)).astype(np.float32), RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((1, 4, 1, 1)).astype(np.float32)
+    full = RNG.standard_normal((2, 4, 3, 3)).astype(np.float32)
+
+    def build(g, i, unfused):
+        y = dml.convolution(i["x"], i["f"])
+        per_channel = dml.reinterpret(i["b"], [2, 4, 3, 3], [0, channel_stride, 0, 0])
+        return ([dml.activation_relu(dml.add(y, per_channel))] + ([y] if unfused else []),
+                [dml.convolution(i["x"], i["f"], dml.reinterpret(i["b"], [1, 4, 1, 1], [0, channel_stride, 0, 0]))])
+
+    X = x.astype(np.float64)
+    conv = sum(np.einsum("nchw,oc->nohw", X[:, :, r:r + 3, s:s + 3], f[:, :, r, s]) for r in range(3) for s in range(3))
+    bias = b if channel_stride else np.full_like(b, b.flat[0])
+    check(device, build, {"x": x, "f": f, "b": b}, np.maximum(conv + bias, 0))
+
+    g = dml.Graph(device)
+    i = {k: g.input(a.shape, np.float32, name=k) for k, a in {"x": x, "f": f, "full": full}.items()}
+    (got,) = g.compile([dml.add(dml.convolution(i["x"], i["f"]), i["full"])])({"x": x, "f": f, "full": full})
+    np.testing.assert_allclose(got, conv + full, rtol=1e-5, atol=1e-5)
 
 
 def test_add_after_gemm_with_c_or_a_fused_activation_does_not_fold(device):

@@ -31,6 +31,38 @@ std::shared_ptr<OperatorDesc> copy_desc(const OperatorDesc& d) {
     return nullptr;
 }
 
+// The producer with `addend` (read through its view) added to its output and `act` applied after, where it has an
+// input for it that is still free: a GEMM's C (beta 1), or a convolution's bias where the addend is constant but
+// along the channels (then read as [1, channels, 1, ...]). Else nothing.
+std::optional<Node> with_addend(const Node& producer, const Operand& addend, const FusedActivation& act) {
+    const TensorDesc& out = producer.outputs[0];
+    if (producer.inputs.size() < 3 || producer.inputs[2] || addend.desc.data_type != out.data_type ||
+        addend.desc.sizes != out.sizes)
+        return std::nullopt;
+    if (const auto* g = dynamic_cast<const GemmDesc*>(producer.desc.get()); g && g->fused.is_none()) {
+        auto desc = std::make_shared<GemmDesc>(*g);
+        desc->beta = 1.0f;
+        desc->fused = act;
+        Node fused{std::move(desc), producer.inputs, producer.outputs};
+        fused.inputs[2] = addend;
+        return fused;
+    }
+    if (const auto* c = dynamic_cast<const ConvolutionDesc*>(producer.desc.get()); c && c->fused.is_none()) {
+        const Strides st = addend.desc.effective_strides();
+        Sizes sizes(out.rank(), 1u);
+        Strides strides(out.rank(), 0);
+        sizes[1] = out.sizes[1], strides[1] = st[1];
+        for (size_t d = 0; d < out.rank(); ++d)
+            if (d != 1 && st[d] != 0 && out.sizes[d] != 1) return std::nullopt;
+        auto desc = std::make_shared<ConvolutionDesc>(*c);
+        desc->fused = act;
+        Node fused{std::move(desc), producer.inputs, producer.outputs};
+        fused.inputs[2] = Operand{addend.value, TensorDesc(out.data_type, sizes, strides)};
+        return fused;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>& executor_takes) {
@@ -76,21 +108,11 @@ void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>
         if (!add || add->function != BinaryFunction::Add) continue;
         for (int side = 0; side < 2; ++side) {
             const Operand& in = *nodes[i].inputs[side];
-            const Operand& other = *nodes[i].inputs[1 - side];
             if (!sole_reader(i, in)) continue;
-            const Node& gemm = nodes[in.value.index];
-            const auto* g = dynamic_cast<const GemmDesc*>(gemm.desc.get());
-            if (!g || gemm.inputs.size() < 3 || gemm.inputs[2] || !g->fused.is_none() ||
-                other.desc.data_type != gemm.outputs[0].data_type || other.desc.sizes != gemm.outputs[0].sizes)
-                continue;
-            auto desc = std::make_shared<GemmDesc>(*g);
-            desc->beta = 1.0f;
-            desc->fused = add->fused;
-            Node fused{std::move(desc), gemm.inputs, gemm.outputs};
-            fused.inputs[2] = other;
-            if (!executor_takes(fused)) continue;
+            std::optional<Node> fused = with_addend(nodes[in.value.index], *nodes[i].inputs[1 - side], add->fused);
+            if (!fused || !executor_takes(*fused)) continue;
             folded[in.value.index] = Value{Value::Source::Node, uint32_t(i), 0};
-            nodes[i] = std::move(fused);
+            nodes[i] = std::move(*fused);
             break;
         }
     }
