@@ -4,13 +4,23 @@ See docs/api-design.md for the design; every operator mirrors DirectMLX's builde
 """
 
 import os as _os
+import sys as _sys
 
 import scipy_openblas32 as _openblas
 
+
+def _openblas_path() -> str:
+    """The shared library scipy-openblas32 ships, by its platform's naming (get_library() keeps "lib" on Windows)."""
+    if _sys.platform == "win32":
+        name = _openblas.get_library() + ".dll"
+    else:
+        name = "lib" + _openblas.get_library() + (".dylib" if _sys.platform == "darwin" else ".so")
+    return _os.path.join(_openblas.get_lib_dir(), name)
+
+
 # The CPU executor's GEMM and convolution run on the OpenBLAS that scipy-openblas32 ships; the executor loads it
-# from this path when it creates a device.
-_os.environ.setdefault("DIRECTML_OPENBLAS",
-                       _os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_library() + ".so"))
+# from this path when it creates a device (a path already in the environment is kept).
+_os.environ.setdefault("DIRECTML_OPENBLAS", _openblas_path())
 
 from . import _core  # noqa: E402
 from ._core import *  # noqa: E402,F401,F403  (the API is the extension module's)

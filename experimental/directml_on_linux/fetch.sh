@@ -8,21 +8,30 @@
 #                            through that prefix's ld-linux; the system is left alone)
 #   fetch.sh --device        also lay out the repo's .gl/ and .dmlx/ for run_on_h200.sh
 #                            (both git-ignored via .git/info/exclude; carry=[".gl", ".dmlx"])
+#   fetch.sh --proton        also lay out what run_proton.sh needs from registries in the repo's
+#                            .dmlx-proton/ (git-ignored): libdirectml.so.xz and Debian's
+#                            directx-headers-dev .deb. Its lib/ and include/ come from a
+#                            vkd3d-proton build (docs/directml-on-linux.md); nothing here builds it.
 # Local system packages (Debian bookworm, for the lavapipe run and the pytest):
 #   apt-get install libvkd3d1 libvkd3d-utils1 libvkd3d-dev directx-headers-dev mesa-vulkan-drivers
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+# The repository's own exclude file (shared by all its worktrees).
+EXCLUDE=$(cd "$REPO" && realpath -m "$(git rev-parse --git-path info/exclude 2>/dev/null || echo .git/info/exclude)")
+ignore() { mkdir -p "$(dirname "$EXCLUDE")"; grep -qx "$1" "$EXCLUDE" 2>/dev/null || echo "$1" >> "$EXCLUDE"; }
 CACHE=${DMLX_CACHE:-$HOME/.cache/dmlx}
 WHEEL_SPEC=${DMLX_WHEEL:-torch-directml==0.2.5.dev240914}
 VKD3D_NEW=0
 DEVICE=0
+PROTON=0
 for a in "$@"; do
   case "$a" in
     --vkd3d-new) VKD3D_NEW=1 ;;
     --device) DEVICE=1; VKD3D_NEW=1 ;;
-    *) echo "usage: $0 [--vkd3d-new] [--device]" >&2; exit 2 ;;
+    --proton) PROTON=1 ;;
+    *) echo "usage: $0 [--vkd3d-new] [--device] [--proton]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$CACHE"
@@ -76,16 +85,31 @@ if [ "$VKD3D_NEW" = 1 ]; then
   echo "vkd3d-new: $(ls "$NEW"/debs) -> $NEW/root"
 fi
 
+xz_libdirectml() {  # xz_libdirectml DEST: the library compressed for carrying (33.7 MB -> 22.8 MB)
+  python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.compress(open(sys.argv[1],'rb').read(), preset=6))" \
+      "$CACHE/libdirectml.so" "$1"
+}
+
 # 3. Device layout: .gl/ (system .debs dpkg -x'd to / there) and .dmlx/ (private files).
 if [ "$DEVICE" = 1 ]; then
-  grep -qx '/.gl/' "$REPO/.git/info/exclude" 2>/dev/null || echo '/.gl/' >> "$REPO/.git/info/exclude"
-  grep -qx '/.dmlx/' "$REPO/.git/info/exclude" 2>/dev/null || echo '/.dmlx/' >> "$REPO/.git/info/exclude"
+  ignore /.gl/
+  ignore /.dmlx/
   mkdir -p "$REPO/.gl" "$REPO/.dmlx/vkd3d-new"
   (cd "$REPO/.gl" && apt_private "$CACHE/apt-bookworm" bookworm -- download \
       libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 \
       libvkd3d1 libvkd3d-shader1 libvkd3d-utils1 directx-headers-dev >&2)
   cp "$CACHE"/vkd3d-new/debs/*.deb "$REPO/.dmlx/vkd3d-new/"
-  python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.compress(open(sys.argv[1],'rb').read(), preset=6))" \
-      "$CACHE/libdirectml.so" "$REPO/.dmlx/libdirectml.so.xz"
+  xz_libdirectml "$REPO/.dmlx/libdirectml.so.xz"
   du -sh "$REPO/.gl" "$REPO/.dmlx"
+fi
+
+# 4. .dmlx-proton/: the registry-sourced part of run_proton.sh's inputs.
+if [ "$PROTON" = 1 ]; then
+  ignore /.dmlx-proton/
+  mkdir -p "$REPO/.dmlx-proton"
+  [ -s "$REPO/.dmlx-proton/libdirectml.so.xz" ] || xz_libdirectml "$REPO/.dmlx-proton/libdirectml.so.xz"
+  ls "$REPO"/.dmlx-proton/directx-headers-dev_*.deb >/dev/null 2>&1 || (cd "$REPO/.dmlx-proton" \
+      && apt_private "$CACHE/apt-bookworm" bookworm -- download directx-headers-dev >&2)
+  [ -f "$REPO/.dmlx-proton/lib/libvkd3d-proton-d3d12.so" ] || echo "still needed: .dmlx-proton/lib and include/ from a vkd3d-proton build"
+  du -sh "$REPO/.dmlx-proton"
 fi

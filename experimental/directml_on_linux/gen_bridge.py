@@ -1,27 +1,30 @@
 #!/usr/bin/env python3
-"""Generate System V <-> ms_abi COM forwarding thunks for the vkd3d bridge.
+"""Generate the bridge's System V COM forwarding thunks from a D3D12 implementation's headers.
 
 libdirectml.so (the WSL build) was compiled against DirectX-Headers' WSL
 adapter, where STDMETHODCALLTYPE is empty: COM methods use the System V x86-64
 calling convention and aggregate return values are returned *by value*
 (hidden return slot in %rdi, `this` in %rsi, or rax:rdx for <=16-byte PODs).
-vkd3d implements the same interfaces with `__attribute__((ms_abi))` methods and
-the MSVC aggregate-return convention (explicit `RetVal *__ret` after `This`).
+vkd3d-proton's native build (System V) and vkd3d (`__attribute__((ms_abi))`)
+both implement the interfaces with the MSVC aggregate-return convention
+(explicit `RetVal *__ret` after `This`).
 
-This script reads vkd3d's widl-generated C vtable declarations
+This script reads the implementation's widl-generated C vtable declarations
 (`typedef struct IFooVtbl { ... } IFooVtbl;`) and, for every interface and
 method, emits a System V thunk that:
   * unwraps bridge objects passed as interface-pointer arguments,
   * unwraps arrays of interface pointers (`IFoo *const *name` + count param),
   * converts explicit `__ret` aggregate returns into by-value returns,
+  * converts wide-string arguments from DirectML's wchar_t (32-bit here) to
+    the implementation's WCHAR (16-bit in vkd3d-proton, wchar_t in vkd3d),
   * wraps interface pointers returned through `REFIID riid, void **ppv` pairs
     and typed `IFoo **` out-parameters,
-  * forwards everything else unchanged (GCC emits the ms_abi call because
-    vkd3d's function-pointer types carry the attribute).
+  * forwards everything else unchanged (GCC emits the call in the
+    implementation's convention: its function-pointer types carry it).
 Methods listed in OVERRIDES are implemented by hand in bridge.c (structs that
 embed interface pointers, SetPrivateDataInterface, Release bookkeeping, ...).
 
-Usage: gen_bridge.py OUT.c [vkd3d include dir]
+Usage: gen_bridge.py OUT.c [include dir of vkd3d-proton or vkd3d (default /usr/include/vkd3d)]
 """
 import os
 import re
@@ -86,6 +89,9 @@ def families(ifaces):
     return out
 
 
+# Wide-string parameter types: DirectML passes wchar_t strings (see bridge_wstr).
+WIDE_STRINGS = ("LPCWSTR", "const WCHAR *")
+
 IFACE_RE = re.compile(r"\b(I(?:D3D12|D3D10|Unknown)\w*|ID3DBlob)\b")
 
 
@@ -129,7 +135,8 @@ def gen_method(iface, ret, name, params):
         agg = params[0][0].rstrip("* ").strip()
         params = params[1:]
         ret = agg
-    decl_params = ", ".join(["bridge_obj *This"] + [f"{t} {n}{a}" for t, n, a in params])
+    decl_params = ", ".join(["bridge_obj *This"] + [
+        f"{'const wchar_t *' if t in WIDE_STRINGS else t} {n}{a}" for t, n, a in params])
     body = []
     body.append(f"    {iface} *inner = ({iface} *)This->inner;")
     body.append(f"    BRIDGE_TRACE(\"{iface}::{name}\");")
@@ -138,6 +145,11 @@ def gen_method(iface, ret, name, params):
     pre = []
     names = [n for _, n, _ in params]
     for i, (t, n, a) in enumerate(params):
+        if t in WIDE_STRINGS:
+            pre.append(f"    WCHAR *{n}_w = bridge_wstr({n});")
+            post.append(f"    free({n}_w);")
+            call_args.append(f"{n}_w")
+            continue
         ifc = iface_of(t)
         if ifc and not a:
             call_args.append(f"({t})bridge_unwrap({n})")

@@ -7,6 +7,7 @@
 
 #include "../core/errors.h"
 #include "../core/ops/elementwise.h"
+#include "../core/ops/operator_table.h"
 #include "../runtime/compiled_operator.h"
 #include "../runtime/executors.h"
 #include "convert.h"
@@ -200,6 +201,12 @@ void bind_core(nb::module_& m) {
              "kind"_a = nb::none(), "index"_a = 0)
         .def_prop_ro("kind", &Device::kind)
         .def_prop_ro("name", &Device::name)
+        .def_prop_ro("_operator_types", [](const Device& d) {
+                         std::vector<std::string> names;
+                         for (std::type_index t : d.operator_types())
+                             if (const OperatorEntry* e = find_operator(t)) names.emplace_back(e->desc);
+                         return names;
+                     }, "The operator table's desc types this device's executor has kernels for.")
         .def("__repr__", [](const Device& d) { return "Device('" + d.kind() + "', name='" + d.name() + "')"; });
 
     nb::class_<Buffer>(m, "Buffer", "A tensor resident on a device; binds in place of an array.")

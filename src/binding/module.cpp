@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "../core/errors.h"
+#include "../core/ops/operator_table.h"
 #include "../runtime/executors.h"
 #include "convert.h"
 
@@ -112,4 +113,16 @@ NB_MODULE(_core, m) {
 
     m.def("available_device_kinds", [] { return dml::executors().available_kinds(); },
           "The device kinds this build can create here, best first.");
+    m.def("_operator_table",
+          [] {
+              nb::list rows;
+              for (const dml::OperatorEntry& e : dml::operator_table())
+                  rows.append(nb::make_tuple(nb::str(e.desc.data(), e.desc.size()),
+                                             nb::str(e.family.data(), e.family.size()),
+                                             nb::str(e.directml.data(), e.directml.size()),
+                                             nb::str(e.builders.data(), e.builders.size()).attr("split")()));
+              return rows;
+          },
+          nb::sig("def _operator_table() -> list[tuple[str, str, str, list[str]]]"),
+          "core/ops/operators.def as (desc, family, DirectML types, Python builders) rows, for the consistency test.");
 }

@@ -1,12 +1,11 @@
 #include "blas.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
 #include "../core/errors.h"
+#include "../platform/platform.h"
 
 namespace dml::blas {
 
@@ -20,14 +19,15 @@ sgemm_fn g_sgemm = nullptr;
 dgemm_fn g_dgemm = nullptr;
 
 void* symbol(void* lib, const char* name, const std::string& path) {
-    void* s = dlsym(lib, name);
+    void* s = platform::find_symbol(lib, name);
     if (!s) throw DeviceError("BLAS_SYMBOL_MISSING", std::string("BLAS library ") + path + " lacks " + name);
     return s;
 }
 
 void load_library(const std::string& path) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw DeviceError("BLAS_LOAD_FAILED", std::string("cannot load BLAS library: ") + dlerror());
+    std::string error;
+    void* lib = platform::open_library(path, error);
+    if (!lib) throw DeviceError("BLAS_LOAD_FAILED", "cannot load BLAS library: " + error);
     g_sgemm = reinterpret_cast<sgemm_fn>(symbol(lib, "scipy_cblas_sgemm", path));
     g_dgemm = reinterpret_cast<dgemm_fn>(symbol(lib, "scipy_cblas_dgemm", path));
 }

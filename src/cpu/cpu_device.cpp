@@ -1,36 +1,23 @@
 #include "cpu_device.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-
-#include <unistd.h>
 
 #include "../core/errors.h"
+#include "../platform/platform.h"
 #include "blas.h"
 
 namespace dml::cpu {
 
-std::string CpuDevice::name() const {
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);)
-        if (line.rfind("model name", 0) == 0) {
-            auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-        }
-    return "CPU";
-}
+std::string CpuDevice::name() const { return platform::cpu_model_name(); }
 
 std::shared_ptr<Memory> CpuDevice::allocate(uint64_t bytes) {
     // The CPU's device memory is the machine's: a block larger than all of it is refused up front, not left to
     // an overcommitting allocator (whose pages would fail later, at first touch).
-    static const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    static const uint64_t physical = platform::physical_memory_bytes();
     if (bytes > physical) throw OutOfDeviceMemory("ENOMEM", bytes, "a CPU allocation");
-    // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
-    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) & ~uint64_t(63);
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = platform::aligned_allocate(64, bytes);  // 64 bytes: vector loads
     if (!p) throw OutOfDeviceMemory("ENOMEM", bytes, "a CPU allocation");
-    return std::make_shared<Memory>(shared_from_this(), p, bytes, [](void* q) { std::free(q); });
+    return std::make_shared<Memory>(shared_from_this(), p, bytes, [](void* q) { platform::aligned_free(q); });
 }
 
 void CpuDevice::upload(Memory& dst, const void* src, uint64_t bytes) { std::memcpy(dst.data, src, bytes); }

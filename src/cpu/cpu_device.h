@@ -13,7 +13,7 @@ public:
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
-    Support supports(const Node& node) const override;
+    std::vector<std::type_index> operator_types() const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
 };
 

@@ -123,10 +123,9 @@ private:
 
 }  // namespace
 
-// Every data type and every fused activation of an operator that has a kernel.
-Support CpuDevice::supports(const Node& node) const {
-    if (kernel_table().contains(std::type_index(typeid(*node.desc)))) return Support::yes();
-    return Support::no("no cpu kernel");
+std::vector<std::type_index> CpuDevice::operator_types() const {
+    static const std::vector<std::type_index> types = registered_operator_types("cpu", kernel_table());
+    return types;
 }
 
 std::unique_ptr<Plan> CpuDevice::compile(const CompiledGraph& graph) {

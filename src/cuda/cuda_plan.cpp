@@ -151,10 +151,9 @@ private:
 
 }  // namespace
 
-// Every data type and every fused activation of an operator that has a kernel.
-Support CudaDevice::supports(const Node& node) const {
-    if (kernel_table().contains(std::type_index(typeid(*node.desc)))) return Support::yes();
-    return Support::no("no cuda kernel");
+std::vector<std::type_index> CudaDevice::operator_types() const {
+    static const std::vector<std::type_index> types = registered_operator_types("cuda", kernel_table());
+    return types;
 }
 
 std::unique_ptr<Plan> CudaDevice::compile(const CompiledGraph& graph) {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <typeindex>
 #include <vector>
 
 #include "../core/compiled_graph.h"
@@ -88,10 +90,27 @@ public:
     // device can read host memory, copied otherwise. The caller keeps `host` alive while the memory is read.
     virtual std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) = 0;
 
-    // Asked for every node before compile, and by rewrites before they produce a node.
-    virtual Support supports(const Node& node) const = 0;
+    // The OperatorDesc types this executor has kernels for (registered_operator_types() checks them).
+    virtual std::vector<std::type_index> operator_types() const = 0;
+    // Asked for every node before compile, and by rewrites before they produce a node. By default: whether the
+    // node's type is among operator_types(); an executor with finer limits (data types, fused activations,
+    // layouts) says so here.
+    virtual Support supports(const Node& node) const;
     // Every node is one that supports() accepts.
     virtual std::unique_ptr<Plan> compile(const CompiledGraph& graph) = 0;
 };
+
+// The kernel registration check: every type an executor registers a kernel for is in the operator table
+// (core/ops/operators.def). Throws std::logic_error naming the first that is not.
+void check_registered_kernels(std::string_view executor, const std::vector<std::type_index>& types);
+
+// The types of an executor's kernel table (a map keyed by std::type_index), checked against the operator table.
+template <class KernelTable>
+std::vector<std::type_index> registered_operator_types(std::string_view executor, const KernelTable& table) {
+    std::vector<std::type_index> types;
+    for (const auto& entry : table) types.push_back(entry.first);
+    check_registered_kernels(executor, types);
+    return types;
+}
 
 }  // namespace dml

@@ -1,6 +1,8 @@
 /* libd3d12.so for native Linux: System V COM objects (what libdirectml.so,
- * built against DirectX-Headers' WSL adapter, expects) forwarding to vkd3d's
- * ms_abi Direct3D 12 implementation over Vulkan.
+ * built against DirectX-Headers' WSL adapter, expects) forwarding to a
+ * Direct3D 12 implementation over Vulkan: vkd3d-proton's native build (System
+ * V calls, aggregates returned through an explicit pointer, 16-bit WCHAR) or
+ * vkd3d's (ms_abi calls, explicit aggregate pointer, wchar_t).
  *
  * Generated thunks live in bridge_gen.c (gen_bridge.py); this file holds the
  * object map, the hand-written methods and the exported D3D12* functions.
@@ -9,7 +11,10 @@
  *   DMLX_BRIDGE_TRACE=0|1|2   0: quiet, 1 (default): failures, QueryInterface,
  *                             CheckFeatureSupport, pipeline creation; 2: every call
  *   DMLX_BRIDGE_DUMP_SHADERS=DIR  write every compute shader DirectML creates
- *   DMLX_VKD3D_UTILS=path     vkd3d-utils library (default libvkd3d-utils.so.1)
+ *   DMLX_VKD3D_PROTON_D3D12=path  vkd3d-proton's d3d12 library (default libvkd3d-proton-d3d12.so),
+ *                             when built against vkd3d-proton's headers
+ *   DMLX_VKD3D_UTILS=path     vkd3d-utils library (default libvkd3d-utils.so.1), when built
+ *                             against vkd3d's headers
  */
 #define INITGUID
 #include "bridge_internal.h"
@@ -176,6 +181,20 @@ void *bridge_unwrap(const void *outer)
     if (o->magic == BRIDGE_MAGIC) return o->inner;
     fprintf(stderr, "[d3d12-bridge] WARNING: foreign object %p passed to vkd3d\n", outer);
     return (void *)outer;
+}
+
+/* DirectML was built with wchar_t strings (32-bit on Linux); vkd3d-proton's
+ * WCHAR is 16-bit (vkd3d's is wchar_t). Names are ASCII in practice: code
+ * points outside the BMP become '?'. The copy is freed by the caller. */
+WCHAR *bridge_wstr(const wchar_t *s)
+{
+    if (!s) return NULL;
+    size_t n = wcslen(s);
+    WCHAR *w = malloc((n + 1) * sizeof(WCHAR));
+    if (!w) return NULL;
+    for (size_t i = 0; i <= n; ++i)
+        w[i] = (sizeof(WCHAR) < sizeof(wchar_t) && (uint32_t)s[i] > 0xffff) ? (WCHAR)'?' : (WCHAR)s[i];
+    return w;
 }
 
 /* ---------------------------------------------- private-data interfaces */
@@ -410,25 +429,43 @@ HRESULT bridge_CheckFeatureSupport(bridge_obj *This, D3D12_FEATURE feature, void
 
 /* -------------------------------------------------------- exported API */
 
+/* The Direct3D 12 implementation behind the bridge. vkd3d-proton's native
+ * build exports the D3D12* functions themselves (System V); vkd3d exports
+ * them (ms_abi) from vkd3d-utils, and its device entry point takes an API
+ * version. The __stdcall in these types follows the implementation's headers. */
+#ifdef DMLX_VKD3D_PROTON
+#define IMPL_ENV "DMLX_VKD3D_PROTON_D3D12"
+#define IMPL_DEFAULT "libvkd3d-proton-d3d12.so"
+#define IMPL_CREATE_DEVICE "D3D12CreateDevice"
+typedef HRESULT(__stdcall *PFN_create_device)(IUnknown *, D3D_FEATURE_LEVEL, REFIID, void **);
+#define CREATE_DEVICE(fn, level, riid, out) (fn)(NULL, level, riid, out)
+#else
+#define IMPL_ENV "DMLX_VKD3D_UTILS"
+#define IMPL_DEFAULT "libvkd3d-utils.so.1"
+#define IMPL_CREATE_DEVICE "D3D12CreateDeviceVKD3D"
 enum { BRIDGE_VKD3D_API_VERSION_1_0 = 0 }; /* enum vkd3d_api_version (vkd3d.h) */
-typedef HRESULT(__stdcall *PFN_create_device_vkd3d)(IUnknown *, D3D_FEATURE_LEVEL, REFIID, void **, int);
+typedef HRESULT(__stdcall *PFN_create_device)(IUnknown *, D3D_FEATURE_LEVEL, REFIID, void **, int);
+#define CREATE_DEVICE(fn, level, riid, out) (fn)(NULL, level, riid, out, BRIDGE_VKD3D_API_VERSION_1_0)
+#endif
 typedef HRESULT(__stdcall *PFN_serialize_v)(const D3D12_VERSIONED_ROOT_SIGNATURE_DESC *, ID3DBlob **, ID3DBlob **);
 typedef HRESULT(__stdcall *PFN_serialize)(const D3D12_ROOT_SIGNATURE_DESC *, D3D_ROOT_SIGNATURE_VERSION, ID3DBlob **, ID3DBlob **);
 typedef HRESULT(__stdcall *PFN_deser)(const void *, SIZE_T, REFIID, void **);
 
-static void *utils_sym(const char *name)
+/* dlopen'd RTLD_LOCAL and looked up by handle, so our own exports of the
+ * same names are never hit. */
+static void *impl_sym(const char *name)
 {
     static void *h;
+    const char *lib = getenv(IMPL_ENV) ? getenv(IMPL_ENV) : IMPL_DEFAULT;
     if (!h) {
-        const char *lib = getenv("DMLX_VKD3D_UTILS");
-        h = dlopen(lib ? lib : "libvkd3d-utils.so.1", RTLD_NOW | RTLD_LOCAL);
+        h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
-            fprintf(stderr, "[d3d12-bridge] cannot load vkd3d-utils: %s\n", dlerror());
+            fprintf(stderr, "[d3d12-bridge] cannot load the D3D12 implementation (%s): %s\n", IMPL_ENV, dlerror());
             return NULL;
         }
     }
     void *s = dlsym(h, name);
-    if (!s) fprintf(stderr, "[d3d12-bridge] vkd3d-utils lacks %s\n", name);
+    if (!s) fprintf(stderr, "[d3d12-bridge] %s lacks %s\n", lib, name);
     return s;
 }
 
@@ -436,10 +473,10 @@ static LUID last_luid;
 
 EXPORT HRESULT D3D12CreateDevice(IUnknown *adapter, D3D_FEATURE_LEVEL level, REFIID riid, void **out)
 {
-    PFN_create_device_vkd3d fn = (PFN_create_device_vkd3d)utils_sym("D3D12CreateDeviceVKD3D");
+    PFN_create_device fn = (PFN_create_device)impl_sym(IMPL_CREATE_DEVICE);
     if (!fn) return E_FAIL;
     if (adapter) fprintf(stderr, "[d3d12-bridge] D3D12CreateDevice: ignoring adapter %p (vkd3d picks the Vulkan device)\n", (void *)adapter);
-    HRESULT hr = fn(NULL, level, riid, out, BRIDGE_VKD3D_API_VERSION_1_0);
+    HRESULT hr = CREATE_DEVICE(fn, level, riid, out);
     if (bridge_trace_level >= 1)
         fprintf(stderr, "[d3d12-bridge] D3D12CreateDevice(feature level 0x%x) -> 0x%08x\n", (unsigned)level, (unsigned)hr);
     if (SUCCEEDED(hr) && out && *out) {
@@ -460,7 +497,7 @@ EXPORT LUID dmlx_bridge_adapter_luid(void) { return last_luid; }
 EXPORT HRESULT D3D12SerializeVersionedRootSignature(const D3D12_VERSIONED_ROOT_SIGNATURE_DESC *desc, ID3DBlob **blob,
                                                     ID3DBlob **error_blob)
 {
-    PFN_serialize_v fn = (PFN_serialize_v)utils_sym("D3D12SerializeVersionedRootSignature");
+    PFN_serialize_v fn = (PFN_serialize_v)impl_sym("D3D12SerializeVersionedRootSignature");
     if (!fn) return E_FAIL;
     HRESULT hr = fn(desc, blob, error_blob);
     if (bridge_trace_level >= 2 || FAILED(hr))
@@ -474,7 +511,7 @@ EXPORT HRESULT D3D12SerializeVersionedRootSignature(const D3D12_VERSIONED_ROOT_S
 EXPORT HRESULT D3D12SerializeRootSignature(const D3D12_ROOT_SIGNATURE_DESC *desc, D3D_ROOT_SIGNATURE_VERSION version,
                                            ID3DBlob **blob, ID3DBlob **error_blob)
 {
-    PFN_serialize fn = (PFN_serialize)utils_sym("D3D12SerializeRootSignature");
+    PFN_serialize fn = (PFN_serialize)impl_sym("D3D12SerializeRootSignature");
     if (!fn) return E_FAIL;
     HRESULT hr = fn(desc, version, blob, error_blob);
     BRIDGE_TRACE_HR("D3D12SerializeRootSignature", hr);
@@ -485,7 +522,7 @@ EXPORT HRESULT D3D12SerializeRootSignature(const D3D12_ROOT_SIGNATURE_DESC *desc
 
 EXPORT HRESULT D3D12CreateRootSignatureDeserializer(const void *data, SIZE_T size, REFIID riid, void **out)
 {
-    PFN_deser fn = (PFN_deser)utils_sym("D3D12CreateRootSignatureDeserializer");
+    PFN_deser fn = (PFN_deser)impl_sym("D3D12CreateRootSignatureDeserializer");
     if (!fn) return E_FAIL;
     HRESULT hr = fn(data, size, riid, out);
     if (SUCCEEDED(hr) && out && *out) *out = bridge_wrap(*out, riid);
@@ -494,7 +531,7 @@ EXPORT HRESULT D3D12CreateRootSignatureDeserializer(const void *data, SIZE_T siz
 
 EXPORT HRESULT D3D12CreateVersionedRootSignatureDeserializer(const void *data, SIZE_T size, REFIID riid, void **out)
 {
-    PFN_deser fn = (PFN_deser)utils_sym("D3D12CreateVersionedRootSignatureDeserializer");
+    PFN_deser fn = (PFN_deser)impl_sym("D3D12CreateVersionedRootSignatureDeserializer");
     if (!fn) return E_FAIL;
     HRESULT hr = fn(data, size, riid, out);
     if (SUCCEEDED(hr) && out && *out) *out = bridge_wrap(*out, riid);

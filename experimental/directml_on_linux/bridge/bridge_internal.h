@@ -14,7 +14,9 @@
 #define D3D12EnableExperimentalFeatures vkd3d_hdr_D3D12EnableExperimentalFeatures
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 #include <vkd3d_windows.h>
 #include <vkd3d_d3d12.h>
 #include <vkd3d_d3d12sdklayers.h>
@@ -56,6 +58,7 @@ extern int bridge_trace_level;
 void *bridge_wrap(void *inner, REFIID riid);
 void *bridge_wrap_typed(void *inner, const char *iface);
 void *bridge_unwrap(const void *outer);
+WCHAR *bridge_wstr(const wchar_t *s);
 void bridge_trace(const char *what);
 void bridge_trace_hr(const char *what, HRESULT hr);
 

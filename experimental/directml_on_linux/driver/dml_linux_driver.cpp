@@ -1,11 +1,13 @@
-// DirectML on native Linux driver (issue 6).
+// DirectML on native Linux driver (issues 6 and 16).
 //
-// Creates an ID3D12Device through our libd3d12.so bridge (vkd3d underneath),
-// loads libdirectml.so, calls DMLCreateDevice, then creates, compiles,
-// initializes and dispatches GEMM, ELEMENT_WISE_ADD and CONVOLUTION, reads the
-// results back and checks them against a reference computed here.
+// Creates an ID3D12Device through our libd3d12.so bridge (vkd3d-proton or vkd3d
+// underneath), loads libdirectml.so, calls DMLCreateDevice, then creates,
+// compiles, initializes and dispatches GEMM, ELEMENT_WISE_ADD and CONVOLUTION
+// (float32; GEMM and ADD also in float16: gemm16, add16), reads the results back
+// and checks them against a reference computed here in double precision from the
+// values actually uploaded.
 //
-// Usage: dml_linux_driver [--lib PATH/libdirectml.so] [--dump DIR] [--ops gemm,add,conv]
+// Usage: dml_linux_driver [--lib PATH/libdirectml.so] [--dump DIR] [--ops gemm,add,conv,gemm16,add16]
 //                         [--bench N (GEMM NxNxN timing)] [--iters K]
 // Output: machine-readable lines "STEP name ok|FAIL hr=0x...", "RESULT op max_abs_err=E ok=0|1",
 //         "BENCH gemm N=... ms_per_dispatch=... gflops=...". Exit 0 only if every requested op matched.
@@ -20,6 +22,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -121,23 +124,68 @@ struct Gpu {
     }
 };
 
+// IEEE binary16 <-> float, round to nearest even (normal, subnormal, inf, nan).
+uint16_t to_half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, mag = x & 0x7fffffffu;
+    if (mag >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
+    if (mag >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // rounds past 65504
+    if (mag < 0x38800000u) {                                     // subnormal half (or zero)
+        float a;
+        std::memcpy(&a, &mag, 4);
+        return (uint16_t)(sign | (uint32_t)std::nearbyint(a * 16777216.0f));  // units of 2^-24
+    }
+    uint32_t r = mag - 0x38000000u;                              // rebias 127 -> 15 (in the float's bits)
+    r = (r + 0xfffu + ((r >> 13) & 1u)) >> 13;
+    return (uint16_t)(sign | r);
+}
+
+float from_half(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    float v = e == 0 ? std::ldexp((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp((float)(m | 0x400u), (int)e - 25);
+    uint32_t x;
+    std::memcpy(&x, &v, 4);
+    x |= sign;
+    std::memcpy(&v, &x, 4);
+    return v;
+}
+
 struct Tensor {
     std::vector<UINT> sizes;
     DML_BUFFER_TENSOR_DESC buf = {};
     DML_TENSOR_DESC desc = {};
-    explicit Tensor(std::vector<UINT> s) : sizes(std::move(s)) {
-        UINT64 n = 1;
-        for (UINT v : sizes) n *= v;
-        buf.DataType = DML_TENSOR_DATA_TYPE_FLOAT32;
+    UINT64 elements = 1;
+    explicit Tensor(std::vector<UINT> s, DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_FLOAT32) : sizes(std::move(s)) {
+        for (UINT v : sizes) elements *= v;
+        buf.DataType = type;
         buf.Flags = DML_TENSOR_FLAG_NONE;
         buf.DimensionCount = (UINT)sizes.size();
         buf.Sizes = sizes.data();
         buf.Strides = nullptr;
-        buf.TotalTensorSizeInBytes = (n * 4 + 3) & ~UINT64(3);
+        buf.TotalTensorSizeInBytes = (elements * element_size() + 3) & ~UINT64(3);
         desc.Type = DML_TENSOR_TYPE_BUFFER;
         desc.Desc = &buf;
     }
-    size_t count() const { return buf.TotalTensorSizeInBytes / 4; }
+    bool half() const { return buf.DataType == DML_TENSOR_DATA_TYPE_FLOAT16; }
+    size_t element_size() const { return half() ? 2 : 4; }
+    size_t count() const { return elements; }
+    // What the device will see of `v` (float16 tensors round it).
+    std::vector<float> representable(std::vector<float> v) const {
+        if (half())
+            for (float& x : v) x = from_half(to_half(x));
+        return v;
+    }
+    void store(const std::vector<float>& v, void* dst) const {
+        if (!half()) return (void)std::memcpy(dst, v.data(), v.size() * 4);
+        for (size_t i = 0; i < v.size(); ++i) static_cast<uint16_t*>(dst)[i] = to_half(v[i]);
+    }
+    std::vector<float> load(const void* src) const {
+        if (!half()) return std::vector<float>((const float*)src, (const float*)src + elements);
+        std::vector<float> v(elements);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = from_half(static_cast<const uint16_t*>(src)[i]);
+        return v;
+    }
     Tensor(const Tensor&) = delete;
 };
 
@@ -215,7 +263,7 @@ bool run_operator(Gpu& g, const char* name, const DML_OPERATOR_DESC& op_desc, co
         uploads.push_back(up);
         void* p = nullptr;
         CHECK(up->Map(0, nullptr, &p), (n + ".Map(upload)").c_str());
-        std::memcpy(p, in_data[i].data(), in_data[i].size() * 4);
+        in_t[i]->store(in_data[i], p);
         up->Unmap(0, nullptr);
         g.list->CopyBufferRegion(in_bufs[i], 0, up, 0, bytes);
         g.transition(in_bufs[i], D3D12_RESOURCE_STATE_COPY_DEST, D3D12_RESOURCE_STATE_UNORDERED_ACCESS);
@@ -248,7 +296,7 @@ bool run_operator(Gpu& g, const char* name, const DML_OPERATOR_DESC& op_desc, co
     void* p = nullptr;
     D3D12_RANGE rr = {0, (SIZE_T)out_bytes};
     CHECK(readback->Map(0, &rr, &p), (n + ".Map(readback)").c_str());
-    out.assign((const float*)p, (const float*)p + out_t.count());
+    out = out_t.load(p);
     D3D12_RANGE wr = {0, 0};
     readback->Unmap(0, &wr);
 
@@ -297,6 +345,14 @@ void dump(const std::string& dir, const std::string& file, const std::vector<flo
     std::fclose(f);
 }
 
+// One float16 ulp at the largest |want|: Vulkan lets a float32 -> float16 conversion round toward
+// zero instead of to nearest (lavapipe does), so a float16 output may be off by up to one ulp.
+double half_ulp_bound(const std::vector<float>& want) {
+    double m = 0;
+    for (float w : want) m = std::fmax(m, std::fabs((double)w));
+    return m * std::ldexp(1.0, -10);
+}
+
 void report(const char* op, const std::vector<float>& got, const std::vector<float>& want, double tol) {
     double err = 0;
     bool finite = got.size() == want.size();
@@ -314,8 +370,9 @@ void report(const char* op, const std::vector<float>& got, const std::vector<flo
     std::fflush(stdout);
 }
 
-bool run_gemm(Gpu& g, UINT M, UINT K, UINT N, const std::string& dumpdir, int iters, const char* label) {
-    Tensor a({1, 1, M, K}), b({1, 1, K, N}), o({1, 1, M, N});
+bool run_gemm(Gpu& g, UINT M, UINT K, UINT N, const std::string& dumpdir, int iters, const char* label,
+              DML_TENSOR_DATA_TYPE type = DML_TENSOR_DATA_TYPE_FLOAT32) {
+    Tensor a({1, 1, M, K}, type), b({1, 1, K, N}, type), o({1, 1, M, N}, type);
     DML_GEMM_OPERATOR_DESC gd = {};
     gd.ATensor = &a.desc;
     gd.BTensor = &b.desc;
@@ -324,7 +381,7 @@ bool run_gemm(Gpu& g, UINT M, UINT K, UINT N, const std::string& dumpdir, int it
     gd.Alpha = 1.0f;
     gd.Beta = 0.0f;
     DML_OPERATOR_DESC od = {DML_OPERATOR_GEMM, &gd};
-    auto A = pattern(a.count(), 1), B = pattern(b.count(), 2);
+    auto A = a.representable(pattern(a.count(), 1)), B = b.representable(pattern(b.count(), 2));
     std::vector<float> out;
     double ms = 0;
     if (!run_operator(g, label, od, {&a, &b, nullptr}, {A, B, {}}, o, out, iters, &ms)) return false;
@@ -342,23 +399,23 @@ bool run_gemm(Gpu& g, UINT M, UINT K, UINT N, const std::string& dumpdir, int it
     dump(dumpdir, std::string(label) + "_a.f32", A);
     dump(dumpdir, std::string(label) + "_b.f32", B);
     dump(dumpdir, std::string(label) + "_out.f32", out);
-    report(label, out, want, 1e-3 * std::sqrt((double)K) + 1e-4);
+    report(label, out, want, 1e-3 * std::sqrt((double)K) + 1e-4 + (o.half() ? half_ulp_bound(want) : 0));
     return true;
 }
 
-bool run_add(Gpu& g, const std::string& dumpdir) {
-    Tensor a({1, 1, 4, 8}), b({1, 1, 4, 8}), o({1, 1, 4, 8});
+bool run_add(Gpu& g, const std::string& dumpdir, const char* label, DML_TENSOR_DATA_TYPE type) {
+    Tensor a({1, 1, 4, 8}, type), b({1, 1, 4, 8}, type), o({1, 1, 4, 8}, type);
     DML_ELEMENT_WISE_ADD_OPERATOR_DESC ad = {&a.desc, &b.desc, &o.desc};
     DML_OPERATOR_DESC od = {DML_OPERATOR_ELEMENT_WISE_ADD, &ad};
-    auto A = pattern(a.count(), 3), B = pattern(b.count(), 4);
+    auto A = a.representable(pattern(a.count(), 3)), B = b.representable(pattern(b.count(), 4));
     std::vector<float> out;
-    if (!run_operator(g, "add", od, {&a, &b}, {A, B}, o, out)) return false;
+    if (!run_operator(g, label, od, {&a, &b}, {A, B}, o, out)) return false;
     std::vector<float> want(A.size());
     for (size_t i = 0; i < A.size(); ++i) want[i] = A[i] + B[i];
-    dump(dumpdir, "add_a.f32", A);
-    dump(dumpdir, "add_b.f32", B);
-    dump(dumpdir, "add_out.f32", out);
-    report("add", out, want, 1e-6);
+    dump(dumpdir, std::string(label) + "_a.f32", A);
+    dump(dumpdir, std::string(label) + "_b.f32", B);
+    dump(dumpdir, std::string(label) + "_out.f32", out);
+    report(label, out, want, 1e-6 + (o.half() ? half_ulp_bound(want) : 0));
     return true;
 }
 
@@ -410,7 +467,7 @@ bool run_conv(Gpu& g, const std::string& dumpdir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string lib = "libdirectml.so", dumpdir, ops = "gemm,add,conv";
+    std::string lib = "libdirectml.so", dumpdir, ops = "gemm,add,conv,gemm16,add16";
     int bench = 0, iters = 10;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -420,7 +477,7 @@ int main(int argc, char** argv) {
         else if (a == "--bench" && i + 1 < argc) bench = std::atoi(argv[++i]);
         else if (a == "--iters" && i + 1 < argc) iters = std::atoi(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: %s [--lib libdirectml.so] [--dump DIR] [--ops gemm,add,conv] [--bench N] [--iters K]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--lib libdirectml.so] [--dump DIR] [--ops gemm,add,conv,gemm16,add16] [--bench N] [--iters K]\n", argv[0]);
             return 2;
         }
     }
@@ -458,8 +515,13 @@ int main(int argc, char** argv) {
     DML_CREATE_DEVICE_FLAGS flags = dbg && *dbg == '1' ? DML_CREATE_DEVICE_FLAG_DEBUG : DML_CREATE_DEVICE_FLAG_NONE;
     if (!check(create(g.dev, flags, IID_PPV_ARGS(&g.dml)), "DMLCreateDevice")) return 5;
     {
-        DML_FEATURE_LEVEL levels[] = {DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_6_4};
-        DML_FEATURE_QUERY_FEATURE_LEVELS q = {2, levels};
+        // Every level this header knows: a library older than a requested level just leaves it out.
+        DML_FEATURE_LEVEL levels[] = {DML_FEATURE_LEVEL_1_0, DML_FEATURE_LEVEL_2_0, DML_FEATURE_LEVEL_2_1,
+                                      DML_FEATURE_LEVEL_3_0, DML_FEATURE_LEVEL_3_1, DML_FEATURE_LEVEL_4_0,
+                                      DML_FEATURE_LEVEL_4_1, DML_FEATURE_LEVEL_5_0, DML_FEATURE_LEVEL_5_1,
+                                      DML_FEATURE_LEVEL_5_2, DML_FEATURE_LEVEL_6_0, DML_FEATURE_LEVEL_6_1,
+                                      DML_FEATURE_LEVEL_6_2, DML_FEATURE_LEVEL_6_3, DML_FEATURE_LEVEL_6_4};
+        DML_FEATURE_QUERY_FEATURE_LEVELS q = {sizeof(levels) / sizeof(levels[0]), levels};
         DML_FEATURE_DATA_FEATURE_LEVELS d = {};
         HRESULT hr = g.dml->CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS, sizeof(q), &q, sizeof(d), &d);
         std::printf("INFO DML max feature level hr=0x%08x level=0x%x\n", (unsigned)hr, (unsigned)d.MaxSupportedFeatureLevel);
@@ -467,9 +529,13 @@ int main(int argc, char** argv) {
     if (!check(g.dml->CreateCommandRecorder(IID_PPV_ARGS(&g.recorder)), "CreateCommandRecorder")) return 5;
 
     bool api_ok = true;
-    if (ops.find("gemm") != std::string::npos) api_ok = run_gemm(g, 64, 48, 40, dumpdir, 0, "gemm") && api_ok;
-    if (ops.find("add") != std::string::npos) api_ok = run_add(g, dumpdir) && api_ok;
-    if (ops.find("conv") != std::string::npos) api_ok = run_conv(g, dumpdir) && api_ok;
+    auto wanted = [&](const char* op) { return ("," + ops + ",").find(std::string(",") + op + ",") != std::string::npos; };
+    const auto f32 = DML_TENSOR_DATA_TYPE_FLOAT32, f16 = DML_TENSOR_DATA_TYPE_FLOAT16;
+    if (wanted("gemm")) api_ok = run_gemm(g, 64, 48, 40, dumpdir, 0, "gemm", f32) && api_ok;
+    if (wanted("add")) api_ok = run_add(g, dumpdir, "add", f32) && api_ok;
+    if (wanted("conv")) api_ok = run_conv(g, dumpdir) && api_ok;
+    if (wanted("gemm16")) api_ok = run_gemm(g, 64, 48, 40, dumpdir, 0, "gemm16", f16) && api_ok;
+    if (wanted("add16")) api_ok = run_add(g, dumpdir, "add16", f16) && api_ok;
     if (bench > 0) api_ok = run_gemm(g, bench, bench, bench, "", iters, "gemm_bench") && api_ok;
 
     release(g.recorder);

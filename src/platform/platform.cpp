@@ -1,0 +1,92 @@
+#include "platform.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#ifdef _WIN32
+#define NOMINMAX
+#include <windows.h>
+#include <intrin.h>
+#include <malloc.h>
+#else
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <fstream>
+#endif
+
+namespace dml::platform {
+
+#ifdef _WIN32
+
+void* open_library(const std::string& path, std::string& error) {
+    HMODULE h = LoadLibraryA(path.c_str());
+    if (!h) error = path + ": LoadLibrary failed with error " + std::to_string(GetLastError());
+    return reinterpret_cast<void*>(h);
+}
+
+void* find_symbol(void* library, const char* name) {
+    return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(library), name));
+}
+
+uint64_t physical_memory_bytes() {
+    MEMORYSTATUSEX status{};
+    status.dwLength = sizeof status;
+    return GlobalMemoryStatusEx(&status) ? status.ullTotalPhys : 0;
+}
+
+std::string cpu_model_name() {
+#if defined(_M_X64) || defined(_M_IX86)
+    int regs[4];
+    __cpuid(regs, 0x80000000);
+    if (unsigned(regs[0]) < 0x80000004u) return "CPU";
+    char brand[49] = {};
+    for (int i = 0; i < 3; ++i) {
+        __cpuid(regs, 0x80000002 + i);
+        std::memcpy(brand + 16 * i, regs, 16);
+    }
+    std::string name(brand);
+    size_t first = name.find_first_not_of(' ');
+    return first == std::string::npos ? "CPU" : name.substr(first);
+#else
+    return "CPU";
+#endif
+}
+
+void* aligned_allocate(size_t alignment, size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, alignment); }
+
+void aligned_free(void* p) { _aligned_free(p); }
+
+#else
+
+void* open_library(const std::string& path, std::string& error) {
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) error = dlerror();
+    return h;
+}
+
+void* find_symbol(void* library, const char* name) { return dlsym(library, name); }
+
+uint64_t physical_memory_bytes() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)); }
+
+std::string cpu_model_name() {
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);)
+        if (line.rfind("model name", 0) == 0) {
+            auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "CPU";
+}
+
+void* aligned_allocate(size_t alignment, size_t bytes) {
+    // aligned_alloc wants the size a multiple of the alignment.
+    size_t rounded = ((bytes ? bytes : 1) + alignment - 1) & ~(alignment - 1);
+    return std::aligned_alloc(alignment, rounded);
+}
+
+void aligned_free(void* p) { std::free(p); }
+
+#endif
+
+}  // namespace dml::platform

@@ -1,0 +1,24 @@
+// The operating system's services the core and the CPU executor use, in one place: POSIX (Linux, macOS) or Windows
+// behind one small interface, so that the rest of the code builds on both.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dml::platform {
+
+// Opens a shared library by path; null on failure, with the system's reason in `error`.
+void* open_library(const std::string& path, std::string& error);
+// A symbol of a library open_library opened; null when it lacks it.
+void* find_symbol(void* library, const char* name);
+
+// The machine's physical memory in bytes.
+uint64_t physical_memory_bytes();
+// What the processor calls itself (e.g. "AMD EPYC 9654 96-Core Processor"); "CPU" when it cannot be read.
+std::string cpu_model_name();
+
+// `bytes` (at least 1) aligned to `alignment`, a power of two; null when out of memory. Freed by aligned_free.
+void* aligned_allocate(size_t alignment, size_t bytes);
+void aligned_free(void* p);
+
+}  // namespace dml::platform
