@@ -4,7 +4,9 @@
 // Direct3D 12 comes from DirectX-Headers; on Linux through its WSL adapter (System V COM, as libdirectml.so expects).
 #pragma once
 
-#ifndef _WIN32
+#ifdef _WIN32
+#include <windows.h>  // first, as Windows code does: mingw-w64's rpcndr.h is older than d3d12.h asks when it comes first
+#else
 #include <wsl/winadapter.h>
 #endif
 #include <directx/d3d12.h>
