@@ -248,3 +248,14 @@ def test_torch_cuda_tensors_bind_in_place(device):
     np.testing.assert_array_equal(r.reshape(2, 3), t.cpu().numpy() * 3)
     with pytest.raises(ValueError, match="not packed in C order"):
         op({"x": t.t()})
+
+
+def test_slice_and_padding_defaults(device, rng):
+    a = rng.standard_normal((1, 1, 4, 5)).astype(np.float32)
+    g = dml.Graph(device)
+    x = g.input(list(a.shape), name="x")
+    sliced = dml.slice(x, input_window_offsets=[0, 0, 1, 2], input_window_sizes=[1, 1, 2, 3])  # strides 1
+    padded = dml.padding(x, start_padding=[0, 0, 1, 2], end_padding=[0, 0, 0, 1])  # zeros
+    s, p = compile_run([sliced, padded], {"x": a})
+    np.testing.assert_array_equal(s, a[:, :, 1:3, 2:5])
+    np.testing.assert_array_equal(p, np.pad(a, [(0, 0), (0, 0), (1, 0), (2, 1)]))

@@ -19,10 +19,16 @@ void bind_data_movement(nb::module_& m) {
         .value("DEPTH_COLUMN_ROW", DepthSpaceOrder::DepthColumnRow)
         .value("COLUMN_ROW_DEPTH", DepthSpaceOrder::ColumnRowDepth);
 
-    def(m, "slice", &slice, "input"_a, nb::kw_only(), "input_window_offsets"_a, "input_window_sizes"_a,
-          "input_window_strides"_a,
-          "The window of input at the offsets and sizes, stepping by the (possibly negative) strides "
-          "(DML_OPERATOR_SLICE1).");
+    def(m, "slice",
+        [](const Expression& input, std::vector<uint32_t> offsets, std::vector<uint32_t> sizes,
+           std::vector<int32_t> strides) {
+            if (strides.empty()) strides.assign(sizes.size(), 1);  // every element of the window
+            return slice(input, std::move(offsets), std::move(sizes), std::move(strides));
+        },
+        "input"_a, nb::kw_only(), "input_window_offsets"_a, "input_window_sizes"_a,
+        "input_window_strides"_a = std::vector<int32_t>{},
+        "The window of input at the offsets and sizes, stepping by the (possibly negative) strides, 1 by default "
+        "(DML_OPERATOR_SLICE1).");
     def(m, "slice_grad", &slice_grad, "input_gradient"_a, nb::kw_only(), "output_gradient_sizes"_a,
           "input_window_offsets"_a, "input_window_sizes"_a, "input_window_strides"_a,
           "The gradient of slice: input_gradient placed where slice read it, zeros elsewhere "
@@ -30,8 +36,8 @@ void bind_data_movement(nb::module_& m) {
     def(m, "join", &join, "inputs"_a, nb::kw_only(), "axis"_a, "The inputs concatenated along `axis`.");
     def(m, "split", &split, "input"_a, nb::kw_only(), "axis"_a, "output_axis_sizes"_a,
           "input cut along `axis` into pieces of the given sizes.");
-    def(m, "padding", &padding, "input"_a, nb::kw_only(), "padding_mode"_a, "padding_value"_a, "start_padding"_a,
-          "end_padding"_a,
+    def(m, "padding", &padding, "input"_a, nb::kw_only(), "padding_mode"_a = PaddingMode::Constant,
+        "padding_value"_a = 0.0, "start_padding"_a, "end_padding"_a,
           "input grown by start_padding / end_padding elements per dimension, filled by the mode; "
           "padding_value (CONSTANT) must be a value of the tensor's type (DML_OPERATOR_PADDING1).");
     def(m, "tile", &tile, "input"_a, nb::kw_only(), "repeats"_a, "input repeated `repeats` times per dimension.");
