@@ -113,6 +113,7 @@ USER_CODE = """
     pooled: Expression = dml.max_pooling(x, window_size=[2, 2]).values
     indices: Expression | None = dml.max_pooling(x, window_size=[2, 2], output_indices=True).indices
     values, order = dml.top_k(y, axis=3, k=2)
+    scaled = dml.abs(y, scale_bias=(2.0, 1.0))
     op = graph.compile([y, b, v])
     ready: bool = op.initialized
     first, *rest = op({"x": np.ones((1, 1, 4, 8))})

@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 
 #include <list>
 
@@ -39,8 +40,18 @@ nb::object expr_binary(const Expression& a, nb::handle b, BinaryFunction f, bool
     return nb::cast(reflected ? binary(c, a, f) : binary(a, c, f));
 }
 
+// A scale_bias argument: a dml.ScaleBias, or a (scale, bias) tuple as DirectMLX's brace-initialized struct is (the
+// stubs say both, so type checkers take the tuple too).
+using ScaleBiasArgument = std::optional<std::variant<ScaleBias, std::tuple<float, float>>>;
+
+std::optional<ScaleBias> to_scale_bias(const ScaleBiasArgument& a) {
+    if (!a) return std::nullopt;
+    if (const auto* t = std::get_if<std::tuple<float, float>>(&*a)) return ScaleBias{std::get<0>(*t), std::get<1>(*t)};
+    return std::get<ScaleBias>(*a);
+}
+
 void def_unary(nb::module_& m, const char* name, UnaryFunction f, const char* doc) {
-    def(m, name, [f](const Expression& x, std::optional<ScaleBias> sb) { return unary(x, f, sb); }, "x"_a,
+    def(m, name, [f](const Expression& x, ScaleBiasArgument sb) { return unary(x, f, to_scale_bias(sb)); }, "x"_a,
           nb::kw_only(), "scale_bias"_a = nb::none(), doc);
 }
 
@@ -101,16 +112,11 @@ void bind_expression_operators(nb::class_<Expression>& cls) {
 void bind_elementwise(nb::module_& m) {
     nb::class_<ScaleBias>(m, "ScaleBias", "DirectML's DML_SCALE_BIAS: x * scale + bias, applied to an input.")
         .def(nb::init<float, float>(), "scale"_a = 1.0f, "bias"_a = 0.0f)
-        // A (scale, bias) tuple converts wherever a ScaleBias is taken, as DirectMLX's brace-initialized struct does.
-        .def("__init__", [](ScaleBias* self, std::tuple<float, float> t) {
-                 new (self) ScaleBias{std::get<0>(t), std::get<1>(t)};
-             }, "scale_bias"_a, nb::is_implicit())
         .def_rw("scale", &ScaleBias::scale)
         .def_rw("bias", &ScaleBias::bias)
         .def("__repr__", [](const ScaleBias& s) {
             return "ScaleBias(scale=" + std::to_string(s.scale) + ", bias=" + std::to_string(s.bias) + ")";
         });
-    nb::implicitly_convertible<std::tuple<float, float>, ScaleBias>();
     nb::enum_<RoundingMode>(m, "RoundingMode", "DML_ROUNDING_MODE.")
         .value("HALVES_TO_NEAREST_EVEN", RoundingMode::HalvesToNearestEven)
         .value("TOWARD_ZERO", RoundingMode::TowardZero)
@@ -146,17 +152,21 @@ void bind_elementwise(nb::module_& m) {
     def_plain_unary(m, "bit_not", UnaryFunction::BitNot, "~x on the stored bits (DML_OPERATOR_ELEMENT_WISE_BIT_NOT).");
     def_plain_unary(m, "logical_not", UnaryFunction::LogicalNot, "1 where x is 0, else 0.");
     def(m, "threshold",
-          [](const Expression& x, float min, std::optional<ScaleBias> sb) { return unary(x, UnaryFunction::Threshold, sb, min); },
+          [](const Expression& x, float min, ScaleBiasArgument sb) {
+              return unary(x, UnaryFunction::Threshold, to_scale_bias(sb), min);
+          },
           "x"_a, nb::kw_only(), "min"_a, "scale_bias"_a = nb::none(),
           "max(x, min) (DML_OPERATOR_ELEMENT_WISE_THRESHOLD); integers use the least integer >= min.");
     def(m, "pow",
-          [](const Expression& x, const Expression& exponent, std::optional<ScaleBias> sb) { return pow(x, exponent, sb); },
+          [](const Expression& x, const Expression& exponent, ScaleBiasArgument sb) {
+              return pow(x, exponent, to_scale_bias(sb));
+          },
           "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none(),
           "x ** exponent: a tensor exponent of x's shape (DML_OPERATOR_ELEMENT_WISE_POW, any allowed type), or a "
           "number (DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW).");
     def(m, "pow",
-          [](const Expression& x, float exponent, std::optional<ScaleBias> sb) {
-              return unary(x, UnaryFunction::ConstantPow, sb, exponent);
+          [](const Expression& x, float exponent, ScaleBiasArgument sb) {
+              return unary(x, UnaryFunction::ConstantPow, to_scale_bias(sb), exponent);
           },
           "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none());
     def(m, "round", [](const Expression& x, RoundingMode mode) { return round(x, mode); }, "x"_a, nb::kw_only(),
@@ -205,7 +215,11 @@ void bind_elementwise(nb::module_& m) {
     def(m, "where", &if_then_else, "condition"_a, "a"_a, "b"_a,
           "a where the UINT8 condition is nonzero, else b (DirectMLX's If, DML_OPERATOR_ELEMENT_WISE_IF).");
 
-    def(m, "clip", &clip, "x"_a, nb::kw_only(), "min"_a, "max"_a, "scale_bias"_a = nb::none(),
+    def(m, "clip",
+        [](const Expression& x, double min, double max, ScaleBiasArgument sb) {
+            return clip(x, min, max, to_scale_bias(sb));
+        },
+        "x"_a, nb::kw_only(), "min"_a, "max"_a, "scale_bias"_a = nb::none(),
           "x clamped to [min, max] (DML_OPERATOR_ELEMENT_WISE_CLIP1).");
     def(m, "clip_grad", &clip_grad, "input"_a, "input_gradient"_a, nb::kw_only(), "min"_a, "max"_a,
           "input_gradient where min < input < max, else 0 (DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1).");
