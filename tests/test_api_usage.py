@@ -223,6 +223,9 @@ class ForeignDeviceTensor:
 def test_a_tensor_of_another_device_is_refused_by_name(device):
     with pytest.raises(ValueError, match=r"the tensor is on cuda:7 but the device is"):
         dml.Buffer.from_dlpack(device, ForeignDeviceTensor())
+    with pytest.raises(TypeError, match=r"^Buffer: the \S*ForeignDeviceTensor is in device memory; "
+                                        r"dml.Buffer.from_dlpack\(device, tensor\) wraps it"):
+        dml.Buffer(device, ForeignDeviceTensor())
     g = dml.Graph(device)
     x = g.input([2], name="x")
     with pytest.raises(ValueError, match=r"^input 0 'x': the tensor is on cuda:7"):

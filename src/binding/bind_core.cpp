@@ -139,6 +139,9 @@ std::string expression_repr(const Expression& e) {
 }
 
 std::shared_ptr<Buffer> make_buffer(const std::shared_ptr<Device>& device, nb::handle array, nb::handle dtype) {
+    if (is_device_dlpack(array))
+        throw TypeError("Buffer: the " + std::string(nb::str(nb::type_name(array.type())).c_str()) +
+                        " is in device memory; dml.Buffer.from_dlpack(device, tensor) wraps it without a copy");
     HostValue host = as_host_value(array, "Buffer");
     Sizes shape = tensor_shape_of(host.array, "Buffer");
     DataType type = dtype.is_none() ? to_data_type(nb::cast(host.array).attr("dtype")) : to_data_type(dtype);
