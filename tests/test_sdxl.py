@@ -1,0 +1,114 @@
+"""The SDXL sample (samples/sdxl) against diffusers, on a tiny SDXL-shaped model (tests/sdxl_tiny.py) read
+through the sample's own loaders in both layouts (diffusers folder, single checkpoint file). diffusers' outputs
+for the same weights are in tests/data/sdxl_reference.npz (tests/sdxl_reference.py wrote them)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdxl"))
+
+import sdxl_tiny as tiny  # noqa: E402
+from sdxl_reference import GUIDANCE, NEGATIVE, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
+from pipeline import EulerDiscrete, Pipeline  # noqa: E402
+from tokenizer import fetch_vocabulary  # noqa: E402
+from weights import load  # noqa: E402
+
+REFERENCE = dict(np.load(Path(__file__).parent / "data" / "sdxl_reference.npz"))
+TOLERANCE = dict(rtol=1e-4, atol=1e-4)  # float32 throughout; the networks' outputs are of size ~1
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    try:
+        fetch_vocabulary()  # CLIP's BPE vocabulary, from the open_clip_torch wheel on PyPI (cached)
+    except (subprocess.CalledProcessError, OSError) as e:
+        pytest.skip(f"CLIP's vocabulary could not be fetched from PyPI: {e}")
+    root = tmp_path_factory.mktemp("sdxl")
+    return dict(folder=tiny.write_folder(root / "tiny-sdxl"), single=tiny.write_single_file(root / "tiny-sdxl.safetensors"))
+
+
+@pytest.fixture(scope="module", params=["folder", "single"])
+def pipeline(request, model_files, device):
+    model = load(model_files[request.param])
+    return Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH, unet_dtype="float32", text_dtype="float32")
+
+
+def added_features(pipeline, pooled):
+    _, added = pipeline.encode(PROMPT, NEGATIVE)
+    return np.concatenate([pooled, added[:, pooled.shape[1]:]], axis=1)
+
+
+def test_tokens(pipeline):
+    np.testing.assert_array_equal(pipeline.model.tokenizer([NEGATIVE, PROMPT]), REFERENCE["ids_0"])
+    np.testing.assert_array_equal(pipeline.model.tokenizer_2([NEGATIVE, PROMPT]), REFERENCE["ids_1"])
+
+
+def test_prompt_embeddings(pipeline):
+    context, added = pipeline.encode(PROMPT, NEGATIVE)
+    np.testing.assert_allclose(context, REFERENCE["context"], **TOLERANCE)
+    pooled = REFERENCE["pooled"]
+    np.testing.assert_allclose(added[:, :pooled.shape[1]], pooled, **TOLERANCE)
+
+
+def test_empty_negative_prompt_is_zeros(pipeline):
+    context, added = pipeline.encode(PROMPT, "")
+    pooled = REFERENCE["pooled"].shape[1]
+    assert not context[0].any() and not added[0, :pooled].any()
+    np.testing.assert_allclose(context[1], REFERENCE["context"][1], **TOLERANCE)
+    np.testing.assert_array_equal(added[0, pooled:], added[1, pooled:])  # the size conditions stay
+
+
+def test_unet_call(pipeline):
+    added = added_features(pipeline, REFERENCE["pooled"])
+    out = pipeline.unet_call(REFERENCE["unet_sample"], UNET_TIMESTEP, REFERENCE["context"], added)
+    np.testing.assert_allclose(out, REFERENCE["unet_output"], **TOLERANCE)
+
+
+def test_denoise_and_decode(pipeline):
+    context, added = pipeline.encode(PROMPT, "")
+    latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
+    steps = []
+    final = pipeline.denoise(latents, context, added, STEPS, GUIDANCE, each_step=lambda i, x: steps.append(x.numpy()))
+    np.testing.assert_allclose(np.stack(steps), REFERENCE["step_latents"], rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(pipeline.decode(final), REFERENCE["image"], **TOLERANCE)
+
+
+def test_float16(model_files, device):
+    """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image."""
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH)
+    context, added = pipeline.encode(PROMPT, "")
+    latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
+    image = pipeline.decode(pipeline.denoise(latents, context, added, STEPS, GUIDANCE))
+    np.testing.assert_allclose(image, REFERENCE["image"], atol=2e-2)
+
+
+def test_single_file_configuration_matches_folder(model_files):
+    folder, single = load(model_files["folder"]), load(model_files["single"])
+    for key in ("block_out_channels", "layers_per_block", "attention_head_dim", "transformer_layers_per_block",
+                "down_block_types", "up_block_types", "addition_time_embed_dim"):
+        assert list(np.atleast_1d(single.unet.config[key])) == list(np.atleast_1d(folder.unet.config[key])), key
+    assert set(single.unet.weights) == set(folder.unet.weights)
+    decoder = {n for n in folder.vae.weights if n.startswith(("decoder.", "post_quant_conv."))}
+    assert set(single.vae.weights) == decoder
+    for name in ("text_encoder", "text_encoder_2"):
+        a, b = getattr(single, name), getattr(folder, name)
+        assert set(a.weights) == set(b.weights)
+        for key in ("hidden_act", "num_attention_heads", "num_hidden_layers"):
+            assert a.config[key] == b.config[key], (name, key)
+
+
+def test_size_must_fit_the_vae(model_files, device):
+    with pytest.raises(ValueError, match="multiple of 2"):
+        Pipeline(load(model_files["folder"]), device, tiny.HEIGHT + 1, tiny.WIDTH)
+
+
+def test_missing_weights(tmp_path):
+    (tmp_path / "unet").mkdir()
+    with pytest.raises(FileNotFoundError, match="safetensors"):
+        load(tmp_path)
