@@ -36,7 +36,8 @@ def model_files(tmp_path_factory):
 @pytest.fixture(scope="module", params=["folder", "single"])
 def pipeline(request, model_files, device):
     model = load(model_files[request.param])
-    return Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH, unet_dtype="float32", text_dtype="float32")
+    return Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH, unet_dtype="float32", text_dtype="float32",
+                    vae_dtype="float32")
 
 
 def added_features(pipeline, pooled):
@@ -79,9 +80,11 @@ def test_denoise_and_decode(pipeline):
     np.testing.assert_allclose(pipeline.decode(final), REFERENCE["image"], **TOLERANCE)
 
 
-def test_float16(model_files, device):
-    """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image."""
-    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH)
+@pytest.mark.parametrize("vae_dtype", ["float32", "float16"])
+def test_float16(model_files, device, vae_dtype):
+    """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image, with the VAE in
+    float32 and in float16 (the default, its activations scaled by 1/32)."""
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype=vae_dtype)
     context, added = pipeline.encode(PROMPT, "")
     latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
     image = pipeline.decode(pipeline.denoise(latents, context, added, STEPS, GUIDANCE))

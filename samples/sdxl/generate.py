@@ -1,7 +1,7 @@
 """Text to image with Stable Diffusion XL, written with nothing but directml's operators.
 
 Run: python samples/sdxl/generate.py "a prompt" --model DIR_OR_FILE [--negative ""] [--size 1024] [--steps 20]
-         [--guidance 5.0] [--seed 0] [--device cpu|cuda|directml] [--output image.png]
+         [--guidance 5.0] [--seed 0] [--device cpu|cuda|directml] [--output image.png] [--vae-dtype float16]
 --model is a diffusers folder (stabilityai/stable-diffusion-xl-base-1.0's layout) or a single .safetensors
 checkpoint (ComfyUI / A1111's). --size is WIDTH or WIDTHxHEIGHT, multiples of 8. See samples/sdxl/README.md.
 """
@@ -49,6 +49,8 @@ def main() -> None:
     p.add_argument("--seed", default=0, type=int)
     p.add_argument("--device", default=None, help="cpu, cuda or directml (default: the best here)")
     p.add_argument("--output", default=Path("image.png"), type=Path)
+    p.add_argument("--vae-dtype", default="float16", choices=["float16", "float32"],
+                   help="the VAE's precision (float16: activations scaled to stay in range; see vae.py)")
     args = p.parse_args()
     from PIL import Image
 
@@ -59,7 +61,7 @@ def main() -> None:
     width, height = args.size
     print(f"{device.kind} ({device.name}): {width}x{height}, {args.steps} steps, guidance {args.guidance}, "
           f"seed {args.seed}, model {args.model}")
-    pipeline = Pipeline(model, device, height, width)
+    pipeline = Pipeline(model, device, height, width, vae_dtype=args.vae_dtype)
     times["load + compile"] = time.perf_counter() - start
     times.update({f"  {k}": v for k, v in pipeline.times.items()})
 

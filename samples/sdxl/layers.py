@@ -64,11 +64,14 @@ class Layers:
                         None if bias is None else dml.broadcast(self.row(bias), [1, 1, rows, n]),
                         trans_b=T, fused_activation=fused)
 
-    def conv(self, x: dml.Expression, name: str, stride: int = 1) -> dml.Expression:
-        """A 2-D convolution with `name`.weight [Cout, Cin, k, k] and `name`.bias, padding k // 2."""
+    def conv(self, x: dml.Expression, name: str, stride: int = 1, weight_scale: float = 1.0,
+             bias_scale: float = 1.0) -> dml.Expression:
+        """A 2-D convolution with `name`.weight [Cout, Cin, k, k] and `name`.bias, padding k // 2, the weight and
+        the bias multiplied by the scales given (see vae.py's activation scale)."""
         w = self.array(f"{name}.weight")
         pad = [w.shape[2] // 2] * 2
-        bias = self.constant(self.array(f"{name}.bias"), [1, w.shape[0], 1, 1])
+        bias = self.constant(self.array(f"{name}.bias") * np.float32(bias_scale), [1, w.shape[0], 1, 1])
+        w = w if weight_scale == 1 else w * np.float32(weight_scale)
         return dml.convolution(x, self.constant(w, w.shape), bias, strides=[stride] * 2, start_padding=pad,
                                end_padding=pad)
 
@@ -91,11 +94,12 @@ class Layers:
         return dml.mean_variance_normalization(x, scale, bias, axes=[3], normalize_variance=True, epsilon=eps)
 
     def attention(self, x: dml.Expression, names, batch: int, heads: int, context: dml.Expression | None = None,
-                  mask: dml.Expression | None = None, image: bool = False) -> dml.Expression:
+                  mask: dml.Expression | None = None, image: bool = False, output_scale: float = 1.0) -> dml.Expression:
         """Multi-head attention of tokens x [1, 1, batch * S, C] (or of an image's pixels, `image`) over
         themselves or over `context` tokens [1, 1, batch * S_kv, C_kv]. `names`: the query, key, value and output
         projections. Q, K and V come from one GEMM whose weight rows are ordered [head, q/k/v, head_size], the
-        layout DirectML's stacked inputs take. An image gives an image back."""
+        layout DirectML's stacked inputs take. An image gives an image back. The output projection's weight and
+        bias are multiplied by output_scale."""
         projections = [(self.array(f"{n}.weight"), self.array(f"{n}.bias")) for n in names[:3]]
         c = projections[0][0].shape[0]
         size = c // heads
@@ -121,7 +125,9 @@ class Layers:
             args.update(mask=mask, mask_type=dml.MultiheadAttentionMaskType.BOOLEAN)
         out, _, _ = dml.multihead_attention(**args, head_count=heads)
         out = dml.reinterpret(out, [1, 1, batch * s, c])
-        return self.linear(out, names[3], image_out=x.shape if image else None)
+        scale = np.float32(output_scale)
+        return self.linear(out, weight=self.array(f"{names[3]}.weight") * scale,
+                           bias=self.array(f"{names[3]}.bias") * scale, image_out=x.shape if image else None)
 
 
 def upsample_nearest(x: dml.Expression) -> dml.Expression:

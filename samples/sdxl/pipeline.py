@@ -6,13 +6,14 @@
   1 / sqrt(sigma^2 + 1), and run through the UNet as one batch of two (negative, positive); the two predictions
   combine as uncond + guidance (cond - uncond) and the latents come out advanced by (sigma_next - sigma) times
   that. Each step's output Buffer is the next step's input: the latents stay on the device;
-- vae: the decoder, latents -> image in [0, 1].
+- vae: the decoder, latents -> image in [0, 1], in float16 with its activations scaled (vae.py) by default.
 
 The weights live in the graphs as constants, uploaded to the device once when the graph is built.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -25,6 +26,8 @@ from layers import Layers, timestep_embedding
 from weights import Model
 
 LATENT_CHANNELS = 4
+# The float16 VAE carries its residual stream scaled by this (vae.py): SDXL's peaks of ~1e4 stay far from 65504.
+VAE_FLOAT16_SCALE = 1 / 32
 
 
 class EulerDiscrete:
@@ -60,7 +63,7 @@ class Pipeline:
     """SDXL compiled for one device and one image size (height and width multiples of 8)."""
 
     def __init__(self, model: Model, device: dml.Device, height: int, width: int, unet_dtype: str = "float16",
-                 text_dtype: str = "float16", vae_dtype: str = "float32"):
+                 text_dtype: str = "float16", vae_dtype: str = "float16"):
         self.model, self.device = model, device
         self.unet_dtype, self.text_dtype = unet_dtype, text_dtype
         self.height, self.width = height, width
@@ -71,7 +74,8 @@ class Pipeline:
         self.times: dict[str, float] = {}
         self.text = self._timed("compile text encoders", self._build_text)
         self.step = self._timed("compile unet", self._build_step)
-        self.vae = self._timed("compile vae", lambda: self._build_vae(vae_dtype))
+        self.vae_dtype = vae_dtype
+        self.vae = self._timed("compile vae", lambda: self.build_vae(vae_dtype))
         self._unet_call = None
 
     def _timed(self, name, build):
@@ -112,11 +116,12 @@ class Pipeline:
         uncond, cond = dml.split(dml.cast(prediction, target_data_type="float32"), axis=0, output_axis_sizes=[1, 1])
         return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
 
-    def _build_vae(self, dtype: str) -> dml.CompiledOperator:
+    def build_vae(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
         latents = g.input(self.latent_shape, name="latents")
         x = latents if dtype == "float32" else dml.cast(latents, target_data_type=dtype)
-        image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x)
+        image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
+                          activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
         return g.compile([image if dtype == "float32" else dml.cast(image, target_data_type="float32")])
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
@@ -183,6 +188,11 @@ class Pipeline:
         return x
 
     def decode(self, latents) -> np.ndarray:
-        """The image [H, W, 3] (float32 in [0, 1]) for latents (a Buffer or an array)."""
+        """The image [H, W, 3] (float32 in [0, 1]) for latents (a Buffer or an array). Should the float16 VAE
+        still overflow (a NaN in the image), the VAE is rebuilt in float32 and the image decoded again."""
         image, = self.vae(dict(latents=latents))
+        if self.vae_dtype != "float32" and not np.isfinite(image).all():
+            print("the float16 VAE overflowed: decoding in float32", file=sys.stderr)
+            self.vae_dtype, self.vae = "float32", self.build_vae("float32")
+            image, = self.vae(dict(latents=latents))
         return image[0].transpose(1, 2, 0)
