@@ -71,9 +71,10 @@ def weight(name: str, shape) -> np.ndarray:
     return x.astype(np.float16).astype(np.float32)
 
 
-def weights(component: str) -> dict[str, np.ndarray]:
-    """The component's weights under diffusers' / transformers' names."""
-    shapes = json.loads(MANIFEST.read_text())[component]
+def weights(component: str, manifest: dict | None = None) -> dict[str, np.ndarray]:
+    """The component's weights under diffusers' / transformers' names (those of `manifest`, the tiny model's
+    by default)."""
+    shapes = (manifest or json.loads(MANIFEST.read_text()))[component]
     return {name: weight(f"{component}.{name}", shape) for name, shape in shapes.items()}
 
 
@@ -180,20 +181,24 @@ def open_clip_tensors(tensors: dict) -> dict:
     return out
 
 
-def write_single_file(path: Path) -> Path:
-    """One checkpoint in the ComfyUI / A1111 layout, float16 (as such files usually are)."""
+def write_single_file(path: Path, configs: dict = CONFIGS, manifest: dict | None = None) -> Path:
+    """One checkpoint in the ComfyUI / A1111 layout, float16 (as such files usually are): the tiny model, or the
+    one `configs` and `manifest` describe."""
     from safetensors.numpy import save_file
-    per_block, blocks = UNET["layers_per_block"], len(VAE["block_out_channels"])
-    cross = ["CrossAttn" in t for t in UNET["up_block_types"]]
+    unet, vae = configs["unet"], configs["vae"]
+    per_block, blocks = unet["layers_per_block"], len(vae["block_out_channels"])
+    cross = ["CrossAttn" in t for t in unet["up_block_types"]]
     out = {}
-    for name, a in weights("unet").items():
-        out["model.diffusion_model." + ldm_unet_name(name, per_block, cross)] = a
-    for name, a in weights("vae").items():
+    half = lambda a: np.ascontiguousarray(a, np.float16)
+    for name, a in weights("unet", manifest).items():
+        out["model.diffusion_model." + ldm_unet_name(name, per_block, cross)] = half(a)
+    for name, a in weights("vae", manifest).items():
         if (new := ldm_vae_name(name, blocks)) is not None:
-            out["first_stage_model." + new] = a.reshape(*a.shape, 1, 1) if ".mid.attn_1." in new and a.ndim == 2 else a
-    for name, a in weights("text_encoder").items():
-        out["conditioner.embedders.0.transformer." + name] = a
-    for name, a in open_clip_tensors(weights("text_encoder_2")).items():
-        out["conditioner.embedders.1.model." + name] = a
-    save_file({k: np.ascontiguousarray(v, np.float16) for k, v in out.items()}, str(path))
+            a = a.reshape(*a.shape, 1, 1) if ".mid.attn_1." in new and a.ndim == 2 else a
+            out["first_stage_model." + new] = half(a)
+    for name, a in weights("text_encoder", manifest).items():
+        out["conditioner.embedders.0.transformer." + name] = half(a)
+    for name, a in open_clip_tensors(weights("text_encoder_2", manifest)).items():
+        out["conditioner.embedders.1.model." + name] = half(a)
+    save_file(out, str(path))
     return path
