@@ -115,3 +115,36 @@ def test_missing_weights(tmp_path):
     (tmp_path / "unet").mkdir()
     with pytest.raises(FileNotFoundError, match="safetensors"):
         load(tmp_path)
+
+
+def test_float16_vae_overflow_falls_back_to_float32(model_files, device, monkeypatch, capsys):
+    """A scale that overflows float16 (the stream times 2^16) gives NaNs: the image is decoded again in float32."""
+    import pipeline as pipeline_module
+    monkeypatch.setattr(pipeline_module, "VAE_FLOAT16_SCALE", 2.0 ** 16)
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype="float16")
+    image = pipeline.decode(REFERENCE["step_latents"][-1])
+    assert "overflowed" in capsys.readouterr().err and pipeline.vae_dtype == "float32"
+    np.testing.assert_allclose(image, REFERENCE["image"], **TOLERANCE)
+
+
+def test_generate_command(model_files, device, monkeypatch, tmp_path, capsys):
+    """generate.py end to end on the single file: a PNG of the asked size, and the stages' times."""
+    from PIL import Image
+    import generate
+    out = tmp_path / "image.png"
+    monkeypatch.setattr(sys, "argv", ["generate.py", PROMPT, "--model", str(model_files["single"]), "--size",
+                                      f"{tiny.WIDTH}x{tiny.HEIGHT}", "--steps", "1", "--device", device.kind,
+                                      "--output", str(out)])
+    generate.main()
+    assert Image.open(out).size == (tiny.WIDTH, tiny.HEIGHT)
+    printed = capsys.readouterr().out
+    assert "denoise" in printed and "vae decode" in printed
+
+
+@pytest.mark.parametrize("size", ["1001", "0", "64x", "12x8", "-8", "8x8x8"])
+def test_generate_sizes(size):
+    import argparse
+    import generate
+    assert generate.image_size("1024") == (1024, 1024) and generate.image_size("1152X896") == (1152, 896)
+    with pytest.raises(argparse.ArgumentTypeError, match="multiples of 8"):
+        generate.image_size(size)

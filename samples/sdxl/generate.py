@@ -23,10 +23,10 @@ from weights import load  # noqa: E402
 
 def image_size(text: str) -> tuple[int, int]:
     """'1024' or '1152x896' -> (width, height)."""
-    parts = [int(p) for p in text.lower().split("x")]
-    if len(parts) not in (1, 2) or any(p <= 0 or p % 8 for p in parts):
+    parts = text.lower().split("x")
+    if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) > 0 and int(p) % 8 == 0 for p in parts):
         raise argparse.ArgumentTypeError(f"--size takes WIDTH or WIDTHxHEIGHT in multiples of 8, got {text!r}")
-    return parts[0], parts[-1]
+    return int(parts[0]), int(parts[-1])
 
 
 def progress(i: int, total: int, start: float) -> None:
