@@ -194,7 +194,6 @@ def bench_ours(folder: Path, args, size, device: dml.Device, cuda: bool) -> dict
     row["vae_decode_s"] = median_time(lambda: pipeline.decode(inputs["latents"]), args.images)
     float32_vae = pipeline.build_vae("float32")
     row["vae_decode_float32_s"] = median_time(lambda: float32_vae(dict(latents=inputs["latents"])), args.images)
-    del float32_vae
     ops = (pipeline.text, pipeline.step, pipeline.vae)
     row["persistent_gib"] = sum(op.persistent_size for op in ops) / 2 ** 30
     row["temporary_gib"] = sum(op.temporary_size for op in ops) / 2 ** 30

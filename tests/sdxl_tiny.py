@@ -149,7 +149,10 @@ def ldm_vae_name(name: str, blocks: int) -> str | None:
     if not name.startswith(("decoder.", "post_quant_conv.")):
         return None  # the encoder: not read by the sample
     attention = {"to_q": "q", "to_k": "k", "to_v": "v", "to_out.0": "proj_out", "group_norm": "norm"}
-    resnet = lambda rest: rest.replace("conv_shortcut", "nin_shortcut")
+
+    def resnet(rest):
+        return rest.replace("conv_shortcut", "nin_shortcut")
+
     if m := re.match(r"decoder\.mid_block\.resnets\.(\d)\.(.*)", name):
         return f"decoder.mid.block_{int(m[1]) + 1}.{resnet(m[2])}"
     if m := re.match(r"decoder\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", name):
@@ -189,7 +192,10 @@ def write_single_file(path: Path, configs: dict = CONFIGS, manifest: dict | None
     per_block, blocks = unet["layers_per_block"], len(vae["block_out_channels"])
     cross = ["CrossAttn" in t for t in unet["up_block_types"]]
     out = {}
-    half = lambda a: np.ascontiguousarray(a, np.float16)
+
+    def half(a):
+        return np.ascontiguousarray(a, np.float16)
+
     for name, a in weights("unet", manifest).items():
         out["model.diffusion_model." + ldm_unet_name(name, per_block, cross)] = half(a)
     for name, a in weights("vae", manifest).items():

@@ -108,7 +108,10 @@ class Pipeline:
         latents = g.input(self.latent_shape, name="latents")
         scale_in, step, guidance = (g.input([1, 1, 1, 1], name=n) for n in ("scale_in", "step", "guidance"))
         time_features, context, added = self._unet_inputs(g, batch=2)
-        full = lambda s: dml.broadcast(s, self.latent_shape)
+
+        def full(scalar):  # a [1, 1, 1, 1] input over the latents' shape
+            return dml.broadcast(scalar, self.latent_shape)
+
         sample = dml.cast(latents * full(scale_in), target_data_type=self.unet_dtype)
         layers = Layers(g, self.model.unet.weights, self.unet_dtype)
         prediction = unet.build(layers, self.model.unet.config, dml.join([sample, sample], axis=0), time_features,

@@ -54,9 +54,9 @@ def build(layers: Layers, config: dict, sample: dml.Expression, time_features: d
         tokens = L.linear(h, f"{name}.proj_in", image_in=True)  # [1, 1, B * HW, C]
         for i in range(depth):
             b = f"{name}.transformer_blocks.{i}"
-            qkvo = lambda a: [f"{b}.{a}.to_{p}" for p in ("q", "k", "v", "out.0")]
-            tokens = tokens + L.attention(L.layer_norm(tokens, f"{b}.norm1"), qkvo("attn1"), batch, heads)
-            tokens = tokens + L.attention(L.layer_norm(tokens, f"{b}.norm2"), qkvo("attn2"), batch, heads,
+            names = [[f"{b}.{a}.to_{p}" for p in ("q", "k", "v", "out.0")] for a in ("attn1", "attn2")]
+            tokens = tokens + L.attention(L.layer_norm(tokens, f"{b}.norm1"), names[0], batch, heads)
+            tokens = tokens + L.attention(L.layer_norm(tokens, f"{b}.norm2"), names[1], batch, heads,
                                           context=context)
             # GEGLU: the projection's first half times GELU of its second half, as two GEMMs (no slicing copy).
             w, bias = L.array(f"{b}.ff.net.0.proj.weight"), L.array(f"{b}.ff.net.0.proj.bias")
