@@ -2,6 +2,7 @@
 through the sample's own loaders in both layouts (diffusers folder, single checkpoint file). diffusers' outputs
 for the same weights are in tests/data/sdxl_reference.npz (tests/sdxl_reference.py wrote them)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +25,17 @@ TOLERANCE = dict(rtol=1e-4, atol=1e-4)  # float32 throughout; the networks' outp
 
 
 @pytest.fixture(scope="module")
-def model_files(tmp_path_factory):
+def vocabulary():
+    """CLIP's BPE merges file, from the open_clip_torch wheel on PyPI (cached; pip's own settings apply, so
+    PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR takes the wheel from DIR offline)."""
     try:
-        fetch_vocabulary()  # CLIP's BPE vocabulary, from the open_clip_torch wheel on PyPI (cached)
+        return fetch_vocabulary()
     except (subprocess.CalledProcessError, OSError) as e:
         pytest.skip(f"CLIP's vocabulary could not be fetched from PyPI: {e}")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory, vocabulary):
     root = tmp_path_factory.mktemp("sdxl")
     return dict(folder=tiny.write_folder(root / "tiny-sdxl"), single=tiny.write_single_file(root / "tiny-sdxl.safetensors"))
 
@@ -80,15 +87,25 @@ def test_denoise_and_decode(pipeline):
     np.testing.assert_allclose(pipeline.decode(final), REFERENCE["image"], **TOLERANCE)
 
 
-@pytest.mark.parametrize("vae_dtype", ["float32", "float16"])
-def test_float16(model_files, device, vae_dtype):
+def test_float16(model_files, device):
     """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image, with the VAE in
-    float32 and in float16 (the default, its activations scaled by 1/32)."""
-    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype=vae_dtype)
+    float16 (the default, its activations scaled by 1/32) and in float32."""
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH)
     context, added = pipeline.encode(PROMPT, "")
     latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
-    image = pipeline.decode(pipeline.denoise(latents, context, added, STEPS, GUIDANCE))
-    np.testing.assert_allclose(image, REFERENCE["image"], atol=2e-2)
+    latents = pipeline.denoise(latents, context, added, STEPS, GUIDANCE)
+    np.testing.assert_allclose(pipeline.decode(latents), REFERENCE["image"], atol=2e-2)
+    image, = pipeline.build_vae("float32")(dict(latents=latents))
+    np.testing.assert_allclose(image[0].transpose(1, 2, 0), REFERENCE["image"], atol=2e-2)
+
+
+def test_tokenizer_json_folder(tmp_path, vocabulary):
+    """A tokenizer folder as transformers 5 saves it (tokenizer.json, padding in tokenizer_config.json)."""
+    from tokenizer import ClipTokenizer, open_clip_vocabulary
+    vocab, merges = open_clip_vocabulary(vocabulary)
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab, "merges": [list(m) for m in merges]}}))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"pad_token": "!"}))
+    np.testing.assert_array_equal(ClipTokenizer.from_folder(tmp_path)([NEGATIVE, PROMPT]), REFERENCE["ids_1"])
 
 
 def test_single_file_configuration_matches_folder(model_files):

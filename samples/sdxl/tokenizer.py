@@ -88,16 +88,22 @@ class ClipTokenizer:
 
     @classmethod
     def from_folder(cls, folder: Path) -> "ClipTokenizer":
-        """A diffusers / transformers tokenizer folder: vocab.json, merges.txt, and the padding token from
-        special_tokens_map.json (CLIP-L pads with end-of-text, SDXL's bigG tokenizer with "!")."""
-        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-        lines = (folder / "merges.txt").read_text(encoding="utf-8").split("\n")
-        merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
+        """A diffusers / transformers tokenizer folder: vocab.json and merges.txt (or, as transformers 5 saves
+        it, tokenizer.json), and the padding token from special_tokens_map.json or tokenizer_config.json (CLIP-L
+        pads with end-of-text, SDXL's bigG tokenizer with "!")."""
+        if (folder / "vocab.json").exists():
+            vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+            lines = (folder / "merges.txt").read_text(encoding="utf-8").split("\n")
+            merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
+        else:
+            model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"]
+            vocab = model["vocab"]
+            merges = [tuple(m.split() if isinstance(m, str) else m) for m in model["merges"]]
         pad = END
-        special = folder / "special_tokens_map.json"
-        if special.exists():
-            pad = json.loads(special.read_text()).get("pad_token", END)
-            pad = pad["content"] if isinstance(pad, dict) else pad
+        for name in ("special_tokens_map.json", "tokenizer_config.json"):
+            if (folder / name).exists() and "pad_token" in (found := json.loads((folder / name).read_text())):
+                pad = found["pad_token"]["content"] if isinstance(found["pad_token"], dict) else found["pad_token"]
+                break
         return cls(vocab, merges, pad)
 
     @classmethod
