@@ -22,6 +22,7 @@ import sdxl_tiny as tiny
 OUTPUT = Path(__file__).parent / "data" / "sdxl_reference.npz"
 PROMPT, NEGATIVE = "a photo of an astronaut riding a horse on mars!!", "blurry, low quality"
 STEPS, GUIDANCE, SEED, UNET_TIMESTEP = 2, 5.0, 7, 501.0
+ODD_LATENTS = (13, 10)  # 13 -> 7 -> 4 and 10 -> 5 -> 3 down the UNet: its upsampling must crop to the skips
 
 
 def write_manifest() -> None:
@@ -83,6 +84,15 @@ def main() -> None:
                                            torch.from_numpy(out["context"]),
                                            added_cond_kwargs=dict(text_embeds=torch.from_numpy(out["pooled"]),
                                                                   time_ids=time_ids)).sample.numpy()
+
+            # Latents whose sizes do not divide by 4 (an image of 8 (4k + 1) pixels in SDXL) meet odd-sized skips.
+            out["unet_odd_sample"] = rng.standard_normal((2, 4, *ODD_LATENTS), dtype=np.float32)
+            odd_size = [2 * ODD_LATENTS[0], 2 * ODD_LATENTS[1]]  # the image the tiny VAE would make
+            odd_ids = torch.tensor([[*odd_size, 0, 0, *odd_size]] * 2, dtype=torch.float32)
+            out["unet_odd_output"] = pipe.unet(torch.from_numpy(out["unet_odd_sample"]), torch.tensor(UNET_TIMESTEP),
+                                               torch.from_numpy(out["context"]),
+                                               added_cond_kwargs=dict(text_embeds=torch.from_numpy(out["pooled"]),
+                                                                      time_ids=odd_ids)).sample.numpy()
 
             # The pipeline with an empty negative prompt (zeros), from given noise, latents after each step.
             out["noise"] = rng.standard_normal(latent_shape, dtype=np.float32)

@@ -15,7 +15,7 @@ pytest.importorskip("tokenizers")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdxl"))
 
 import sdxl_tiny as tiny  # noqa: E402
-from sdxl_reference import GUIDANCE, NEGATIVE, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
+from sdxl_reference import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
 from pipeline import EulerDiscrete, Pipeline  # noqa: E402
 from tokenizer import fetch_vocabulary  # noqa: E402
 from weights import load  # noqa: E402
@@ -76,6 +76,16 @@ def test_unet_call(pipeline):
     added = added_features(pipeline, REFERENCE["pooled"])
     out = pipeline.unet_call(REFERENCE["unet_sample"], UNET_TIMESTEP, REFERENCE["context"], added)
     np.testing.assert_allclose(out, REFERENCE["unet_output"], **TOLERANCE)
+
+
+def test_unet_call_odd_latents(model_files, device):
+    """Latents that do not divide by 4: the up path's upsampling crops to the skips' odd sizes."""
+    h, w = ODD_LATENTS
+    pipeline = Pipeline(load(model_files["folder"]), device, 2 * h, 2 * w, unet_dtype="float32",
+                        text_dtype="float32", vae_dtype="float32")
+    added = added_features(pipeline, REFERENCE["pooled"])
+    out = pipeline.unet_call(REFERENCE["unet_odd_sample"], UNET_TIMESTEP, REFERENCE["context"], added)
+    np.testing.assert_allclose(out, REFERENCE["unet_odd_output"], **TOLERANCE)
 
 
 def test_denoise_and_decode(pipeline):

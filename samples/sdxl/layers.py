@@ -130,10 +130,11 @@ class Layers:
                            bias=self.array(f"{names[3]}.bias") * scale, image_out=x.shape if image else None)
 
 
-def upsample_nearest(x: dml.Expression) -> dml.Expression:
-    """Nearest-neighbour 2x of [N, C, H, W]: output pixel o reads input floor(o / 2) (no half-pixel offsets)."""
+def upsample_nearest(x: dml.Expression, size=None) -> dml.Expression:
+    """Nearest-neighbour 2x of [N, C, H, W]: output pixel o reads input floor(o / 2) (no half-pixel offsets),
+    cropped to `size` (H', W') where given: a UNet's odd-sized skip, as diffusers' forward_upsample_size does."""
     n, c, h, w = x.shape
-    return dml.resample(x, output_sizes=[n, c, 2 * h, 2 * w], mode=dml.InterpolationMode.NEAREST_NEIGHBOR,
+    return dml.resample(x, output_sizes=[n, c, *(size or (2 * h, 2 * w))], mode=dml.InterpolationMode.NEAREST_NEIGHBOR,
                         scales=[1, 1, 2, 2], input_pixel_offsets=[0] * 4, output_pixel_offsets=[0] * 4)
 
 

@@ -91,7 +91,7 @@ def build(layers: Layers, config: dict, sample: dml.Expression, time_features: d
             if "CrossAttn" in kind:
                 x = transformer(x, f"up_blocks.{i}.attentions.{j}", up_heads[i], up_depth[i])
         if i < blocks - 1:
-            x = upsample_nearest(x)
+            x = upsample_nearest(x, skips[-1].shape[2:])  # latents not divisible by 4 leave odd-sized skips
             x = L.conv(x, f"up_blocks.{i}.upsamplers.0.conv")
 
     x = L.group_norm(x, "conv_norm_out", eps, silu=True, groups=groups)
