@@ -18,11 +18,7 @@ from diffusers import AutoencoderKL, StableDiffusionXLPipeline, UNet2DConditionM
 from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
 import sdxl_tiny as tiny
-
-OUTPUT = Path(__file__).parent / "data" / "sdxl_reference.npz"
-PROMPT, NEGATIVE = "a photo of an astronaut riding a horse on mars!!", "blurry, low quality"
-STEPS, GUIDANCE, SEED, UNET_TIMESTEP = 2, 5.0, 7, 501.0
-ODD_LATENTS = (13, 10)  # 13 -> 7 -> 4 and 10 -> 5 -> 3 down the UNet: its upsampling must crop to the skips
+from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, REFERENCE, SEED, STEPS, UNET_TIMESTEP
 
 
 def write_manifest() -> None:
@@ -107,8 +103,8 @@ def main() -> None:
                          callback_on_step_end=keep).images
             out["step_latents"] = np.stack(steps)
             out["image"] = image[0].astype(np.float32)
-    np.savez_compressed(OUTPUT, **out)
-    print(f"wrote {tiny.MANIFEST} ({tiny.MANIFEST.stat().st_size} bytes), {OUTPUT} ({OUTPUT.stat().st_size} bytes)")
+    np.savez_compressed(REFERENCE, **out)
+    print(f"wrote {tiny.MANIFEST} ({tiny.MANIFEST.stat().st_size} bytes), {REFERENCE} ({REFERENCE.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

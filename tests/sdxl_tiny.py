@@ -23,6 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdx
 from tokenizer import END, fetch_vocabulary, open_clip_vocabulary  # noqa: E402
 
 MANIFEST = Path(__file__).parent / "data" / "sdxl_tiny.json"
+REFERENCE = Path(__file__).parent / "data" / "sdxl_reference.npz"  # diffusers' outputs (tests/sdxl_reference.py)
+# What the reference runs: prompts (the "!!" meets bigG's "!" padding token), steps, guidance, the generator's
+# seed, one UNet call's timestep, and odd latent sizes (13 -> 7 -> 4 and 10 -> 5 -> 3 down the UNet: its
+# upsampling must crop to the skips).
+PROMPT, NEGATIVE = "a photo of an astronaut riding a horse on mars!!", "blurry, low quality"
+STEPS, GUIDANCE, SEED, UNET_TIMESTEP = 2, 5.0, 7, 501.0
+ODD_LATENTS = (13, 10)
 VOCABULARY = 49408
 HEIGHT, WIDTH = 32, 24  # the image; latents are 16 x 12 (the tiny VAE upsamples once)
 

@@ -15,12 +15,12 @@ pytest.importorskip("tokenizers")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdxl"))
 
 import sdxl_tiny as tiny  # noqa: E402
-from sdxl_reference import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
+from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
 from pipeline import EulerDiscrete, Pipeline  # noqa: E402
 from tokenizer import fetch_vocabulary  # noqa: E402
 from weights import load  # noqa: E402
 
-REFERENCE = dict(np.load(Path(__file__).parent / "data" / "sdxl_reference.npz"))
+REFERENCE = dict(np.load(tiny.REFERENCE))
 TOLERANCE = dict(rtol=1e-4, atol=1e-4)  # float32 throughout; the networks' outputs are of size ~1
 
 
