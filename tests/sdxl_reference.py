@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from diffusers import AutoencoderKL, StableDiffusionXLPipeline, UNet2DConditionModel
+from diffusers import AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
 from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
 import sdxl_tiny as tiny
@@ -103,6 +103,12 @@ def main() -> None:
                          callback_on_step_end=keep).images
             out["step_latents"] = np.stack(steps)
             out["image"] = image[0].astype(np.float32)
+    for spacing in ("leading", "trailing", "linspace"):  # the scheduler at 20 steps, each timestep spacing
+        scheduler = EulerDiscreteScheduler.from_config(dict(tiny.SCHEDULER, timestep_spacing=spacing))
+        scheduler.set_timesteps(20)
+        out[f"timesteps_{spacing}"] = scheduler.timesteps.numpy()
+        out[f"sigmas_{spacing}"] = scheduler.sigmas.numpy()
+        out[f"init_noise_sigma_{spacing}"] = np.float32(scheduler.init_noise_sigma)
     np.savez_compressed(REFERENCE, **out)
     print(f"wrote {tiny.MANIFEST} ({tiny.MANIFEST.stat().st_size} bytes), {REFERENCE} ({REFERENCE.stat().st_size} bytes)")
 

@@ -52,6 +52,16 @@ def added_features(pipeline, pooled):
     return np.concatenate([pooled, added[:, pooled.shape[1]:]], axis=1)
 
 
+@pytest.mark.parametrize("spacing", ["leading", "trailing", "linspace"])
+def test_euler_schedule(spacing):
+    """Timesteps, sigmas and the initial noise scale as diffusers' EulerDiscreteScheduler gives them (float32
+    cumulative products in another order: within 1e-5)."""
+    scheduler = EulerDiscrete(dict(tiny.SCHEDULER, timestep_spacing=spacing), 20)
+    np.testing.assert_array_equal(scheduler.timesteps, REFERENCE[f"timesteps_{spacing}"])
+    np.testing.assert_allclose(scheduler.sigmas, REFERENCE[f"sigmas_{spacing}"], rtol=1e-5)
+    np.testing.assert_allclose(scheduler.init_noise_sigma, REFERENCE[f"init_noise_sigma_{spacing}"], rtol=1e-5)
+
+
 def test_tokens(pipeline):
     np.testing.assert_array_equal(pipeline.model.tokenizer([NEGATIVE, PROMPT]), REFERENCE["ids_0"])
     np.testing.assert_array_equal(pipeline.model.tokenizer_2([NEGATIVE, PROMPT]), REFERENCE["ids_1"])

@@ -60,7 +60,7 @@ class EulerDiscrete:
 
 
 class Pipeline:
-    """SDXL compiled for one device and one image size (height and width multiples of 8)."""
+    """SDXL compiled for one device and one image size (multiples of the VAE's factor: 8 for SDXL)."""
 
     def __init__(self, model: Model, device: dml.Device, height: int, width: int, unet_dtype: str = "float16",
                  text_dtype: str = "float16", vae_dtype: str = "float16"):
