@@ -33,8 +33,7 @@ class Layers:
         return self.constant(array, [1, 1, 1, array.size], dtype)
 
     def linear(self, x: dml.Expression, name: str | None = None, weight: np.ndarray | None = None,
-               bias: np.ndarray | None = None, image_in: bool = False, image_out=None,
-               activation: dml.FusedActivation | None = None) -> dml.Expression:
+               bias: np.ndarray | None = None, image_in: bool = False, image_out=None) -> dml.Expression:
         """The linear layer `name` (`.weight` [N, K], `.bias` if there is one; or the arrays given) over tokens
         [1, 1, M, K], or over the channels of an image [B, K, H, W] (image_in). Gives tokens [1, 1, M, N], or
         an image [B, N, H, W] for image_out = the output's [B, ., H, W]."""
@@ -42,14 +41,13 @@ class Layers:
             weight, bias = self.array(f"{name}.weight"), self.array(f"{name}.bias")
         weight = weight.reshape(weight.shape[0], -1)  # a 1x1 convolution's [N, K, 1, 1] too
         n, k = weight.shape
-        fused = activation or dml.FusedActivation.none()
         if image_out is not None:  # [B, 1, N, HW] = W @ tokens^T per batch entry
             b, _, h, w = image_out
             out = [b, 1, n, h * w]
             y = dml.gemm(dml.broadcast(self.constant(weight, [1, 1, n, k]), [b, 1, n, k]),
                          dml.reinterpret(x, [b, 1, h * w, k]),
                          None if bias is None else dml.broadcast(self.constant(bias, [1, 1, n, 1]), out),
-                         trans_b=T, fused_activation=fused)
+                         trans_b=T)
             return dml.reinterpret(y, [b, n, h, w])
         if image_in:  # [B, 1, HW, N] = image^T @ W^T per batch entry
             b, _, h, w = x.shape
@@ -57,12 +55,12 @@ class Layers:
             y = dml.gemm(dml.reinterpret(x, [b, 1, k, h * w]),
                          dml.broadcast(self.constant(weight, [1, 1, n, k]), [b, 1, n, k]),
                          None if bias is None else dml.broadcast(self.row(bias), out),
-                         trans_a=T, trans_b=T, fused_activation=fused)
+                         trans_a=T, trans_b=T)
             return dml.reinterpret(y, [1, 1, b * h * w, n])
         rows = x.shape[2]
         return dml.gemm(x, self.constant(weight, [1, 1, n, k]),
                         None if bias is None else dml.broadcast(self.row(bias), [1, 1, rows, n]),
-                        trans_b=T, fused_activation=fused)
+                        trans_b=T)
 
     def conv(self, x: dml.Expression, name: str, stride: int = 1, weight_scale: float = 1.0,
              bias_scale: float = 1.0) -> dml.Expression:

@@ -69,7 +69,6 @@ class Model:
     tokenizer: ClipTokenizer
     tokenizer_2: ClipTokenizer
     scheduler: dict = field(default_factory=lambda: dict(SCHEDULER_DEFAULTS))
-    source: str = ""
 
 
 def _open(path: Path):
@@ -125,7 +124,7 @@ def load_folder(folder: Path) -> Model:
                  unet=component("unet"), vae=component("vae"),
                  tokenizer=ClipTokenizer.from_folder(folder / "tokenizer"),
                  tokenizer_2=ClipTokenizer.from_folder(folder / "tokenizer_2"),
-                 scheduler=scheduler, source=str(folder))
+                 scheduler=scheduler)
 
 
 # --- the single-file layout ---------------------------------------------------------------------------------------
@@ -272,5 +271,4 @@ def load_single_file(path: Path) -> Model:
     return Model(text_encoder=Component(clip_l, _text_config(clip_l, "quick_gelu")),
                  text_encoder_2=Component(clip_g, _text_config(clip_g, "gelu")),
                  unet=Component(unet, _unet_config(unet)), vae=Component(vae, vae_config),
-                 tokenizer=tokenizer(pad_token="<|endoftext|>"), tokenizer_2=tokenizer(pad_token="!"),
-                 source=str(path))
+                 tokenizer=tokenizer(pad_token="<|endoftext|>"), tokenizer_2=tokenizer(pad_token="!"))
