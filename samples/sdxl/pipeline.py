@@ -112,20 +112,20 @@ class Pipeline:
         def full(scalar):  # a [1, 1, 1, 1] input over the latents' shape
             return dml.broadcast(scalar, self.latent_shape)
 
-        sample = dml.cast(latents * full(scale_in), target_data_type=self.unet_dtype)
+        sample = dml.cast(latents * full(scale_in), dtype=self.unet_dtype)
         layers = Layers(g, self.model.unet.weights, self.unet_dtype)
         prediction = unet.build(layers, self.model.unet.config, dml.join([sample, sample], axis=0), time_features,
                                 context, added)
-        uncond, cond = dml.split(dml.cast(prediction, target_data_type="float32"), axis=0, output_axis_sizes=[1, 1])
+        uncond, cond = dml.split(dml.cast(prediction, dtype="float32"), axis=0, output_axis_sizes=[1, 1])
         return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
 
     def build_vae(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
         latents = g.input(self.latent_shape, name="latents")
-        x = latents if dtype == "float32" else dml.cast(latents, target_data_type=dtype)
+        x = latents if dtype == "float32" else dml.cast(latents, dtype=dtype)
         image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
                           activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return g.compile([image if dtype == "float32" else dml.cast(image, target_data_type="float32")])
+        return g.compile([image if dtype == "float32" else dml.cast(image, dtype="float32")])
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
         """One plain UNet evaluation (no guidance) for a batch of two: the prediction for `sample` [2, C, h, w]
