@@ -207,7 +207,7 @@ def cast_source(dtype):
 @pytest.mark.parametrize("source", ALL)
 def test_cast(cuda, cpu, source, to):
     x = cast_source(source)
-    compare(cuda, cpu, lambda g: [dml.cast(g.input(x.shape, source, name="x"), target_data_type=to)], {"x": x},
+    compare(cuda, cpu, lambda g: [dml.cast(g.input(x.shape, source, name="x"), dtype=to)], {"x": x},
             rtol=0, atol=0)
 
 
