@@ -5,7 +5,9 @@
 # libraries and headers, libdirectml.so.xz, directx-headers-dev) and, where no Vulkan loader is installed, .gl/.
 # On the GPU machine, from the repository root:
 #   run(command="OUT=$OUT bash tests/directml_suite_on_proton.sh", carry=[".gl", ".dmlx-proton"])
-# $OUT gets env.txt, build.log and suite.log (pytest's report, its failures listed); PYTEST_ARGS narrows the run.
+# $OUT gets env.txt, build.log and suite.log (pytest's report, its failures listed). One device command may run 10
+# minutes: TESTS (default: all of tests/) picks files, e.g. TESTS="tests/test_gemm.py tests/test_convolution.py",
+# SUITE_TIMEOUT (default 420 s) bounds pytest, PYTEST_ARGS adds options.
 set -u
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dmlx-suite-out}
@@ -43,9 +45,12 @@ export LD_LIBRARY_PATH="$W/bridge:$P/lib:$NV:${LD_LIBRARY_PATH:-}" DMLX_VKD3D_PR
     DIRECTML_LIBRARY_PATH="$W/libdirectml.so" DIRECTML_D3D12_PATH="$W/bridge/libd3d12.so" \
     DIRECTML_DXCORE_PATH="$W/bridge/libdxcore.so" VKD3D_SHADER_CACHE_PATH=0 VKD3D_DEBUG=err DMLX_BRIDGE_TRACE=0 \
     XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-python3 -c "import directml as dml; print(dml.Device('directml'))" 2>&1 | tee -a "$OUT/env.txt"
+(cd /tmp && python3 -c "import directml as dml; print(dml.Device('directml'))") 2>&1 | tee -a "$OUT/env.txt"
 # From outside the checkout, so that the installed package is the one tested.
-cd /tmp && timeout 3000 python3 -m pytest "$ROOT/tests" -k directml -q -rf -p no:cacheprovider \
-    ${PYTEST_ARGS:-} > "$OUT/suite.log" 2>&1
+tests=()
+for t in ${TESTS:-tests}; do tests+=("$ROOT/$t"); done
+cd /tmp && timeout "${SUITE_TIMEOUT:-420}" python3 -m pytest "${tests[@]}" -k directml -v --tb=line \
+    -p no:cacheprovider ${PYTEST_ARGS:-} > "$OUT/suite.log" 2>&1
 echo "suite rc=$?"
+echo "passed $(grep -c " PASSED" "$OUT/suite.log"), failed $(grep -c " FAILED" "$OUT/suite.log"), skipped $(grep -c " SKIPPED" "$OUT/suite.log")"
 tail -3 "$OUT/suite.log"
