@@ -2,12 +2,15 @@
 
 GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-UNet float16 shapes),
 multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
-(float16) and a stack of 20 UNet ResNet blocks (against the same network in eager torch): throughput of one
+(float16), memory-bound operators on tensors of 64 MiB and more (layer norm on LLM shapes, group norm on SDXL's
+VAE at 1024x1024, softmax over rows of 4096, a plain add and swish; their GB/s also as a share of the H200's
+4.2 TB/s copy bandwidth) and a stack of 20 UNet ResNet blocks (against the same network in eager torch): throughput
+of one
 dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both timed per call on
 the wall clock up to a synchronized result, median of many calls; ratio = our throughput / torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per
 dispatch, with CUDA-graph replay and without (DIRECTML_CUDA_GRAPHS=0), and torch's eager loop for reference.
 
-Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick] [--only gemm conv attention norm resnet]
+Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick] [--only gemm conv attention norm large resnet]
 """
 
 import argparse
@@ -213,6 +216,62 @@ def bench_normalization(device, torch, reps, quick):
     return rows
 
 
+ROOF_GBPS = 4200.0  # the H200's device-to-device copy bandwidth
+
+
+def bench_large(device, torch, reps, quick):
+    """Memory-bound operators on float16 tensors of 64 MiB and more; GB/s counts each operand read once and the
+    output written once, and `roof` is that as a share of ROOF_GBPS."""
+    rows = []
+    timed = torch_timer(torch)
+    F = torch.nn.functional
+    rng = np.random.default_rng(0)
+
+    def row(case, arrays, op, torch_fn, out_bytes):
+        ins = {f"x{i}": a for i, a in enumerate(arrays)}
+        feeds = {k: dml.Buffer(device, a) for k, a in ins.items()}
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        theirs = median_seconds(timed(torch_fn), reps)
+        (got,) = op(feeds, readback=False)
+        want = torch_fn().float().cpu().numpy()
+        r = throughput_row(case, (sum(a.nbytes for a in arrays) + out_bytes) / 1e9, "gbps", ours, theirs,
+                           relative_error(got.numpy(), want))
+        r["roof"] = r["ours_gbps"] / ROOF_GBPS
+        rows.append(r)
+
+    for b, t, c in [(8, 2048, 4096), (4, 4096, 8192)][: 1 if quick else 2]:  # LLM hidden states
+        x = rng.standard_normal((b, t, c)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([dml.mean_variance_normalization(
+            g.input(x.shape, np.float16, name="x0"), g.constant(scale.reshape(1, 1, c)),
+            g.constant(bias.reshape(1, 1, c)), axes=[2], normalize_variance=True, epsilon=1e-5)])
+        tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
+        row(f"layer norm float16 [{b},{t},{c}]", [x], op, lambda: F.layer_norm(tx, (c,), ts, tb, 1e-5), x.nbytes)
+    for n, c, h, w in [(1, 128, 1024, 1024), (1, 512, 256, 256)][: 1 if quick else 2]:  # SDXL VAE decoder
+        x = rng.standard_normal((n, c, h, w)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([group_norm(g, g.input(x.shape, np.float16, name="x0"), 32, scale, bias)])
+        tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
+        row(f"group norm float16 [{n},{c},{h},{w}] 32 groups", [x], op, lambda: F.group_norm(tx, 32, ts, tb, 1e-5),
+            x.nbytes)
+    x = rng.standard_normal((16384, 4096)).astype(np.float16)  # attention scores: rows of 4096 keys
+    g = dml.Graph(device)
+    op = g.compile([dml.activation_softmax(g.input(x.shape, np.float16, name="x0"), axes=[1])])
+    tx = torch.from_numpy(x).cuda()
+    row("softmax float16 [16384,4096] over 4096", [x], op, lambda: torch.softmax(tx, dim=1), x.nbytes)
+    a, b = (rng.standard_normal((64, 1024, 1024)).astype(np.float16) for _ in range(2))
+    g = dml.Graph(device)
+    op = g.compile([dml.add(g.input(a.shape, np.float16, name="x0"), g.input(b.shape, np.float16, name="x1"))])
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    row("add float16 [64,1024,1024]", [a, b], op, lambda: ta + tb, a.nbytes)
+    g = dml.Graph(device)
+    op = g.compile([dml.activation_swish(g.input(a.shape, np.float16, name="x0"))])
+    row("swish float16 [64,1024,1024]", [a], op, lambda: F.silu(ta), a.nbytes)
+    return rows
+
+
 def bench_resnet_stack(device, torch, reps, quick, blocks=20, shape=(2, 320, 64, 64)):
     """A stack of SD-UNet-style ResNet blocks, x + conv(silu(gn(conv(silu(gn(x)))))), float16, against the same
     network in eager PyTorch (cuDNN benchmark mode on)."""
@@ -336,7 +395,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
-    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm resnet (default all)")
+    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large resnet (default all)")
     parser.add_argument("--profile", action="store_true", help="also print our kernels' GPU times for some convolutions")
     args = parser.parse_args()
     import torch
@@ -347,9 +406,10 @@ def main():
     device = dml.Device("cuda")
     print(f"device: {device.name}; torch {torch.__version__}, {torch.cuda.get_device_name()}")
     benches = {"gemm": bench_gemm, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
-               "resnet": bench_resnet_stack}
+               "large": bench_large, "resnet": bench_resnet_stack}
     rows = []
-    print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}")
+    print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}"
+          f" {'roof':>5}")
     for name, bench in benches.items():
         if args.only and name not in args.only:
             continue
@@ -357,7 +417,8 @@ def main():
             unit = "tflops" if "ours_tflops" in r else "gbps"
             print(f"{r['case']:58} {r['ours_' + unit]:9.1f} {r['torch_' + unit]:9.1f} "
                   f"{'TFLOP/s' if unit == 'tflops' else 'GB/s':>7} {r['ratio']:6.2f} {r['ours_ms']:8.3f} "
-                  f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}", flush=True)
+                  f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}" + (f" {r['roof']:5.0%}" if "roof" in r else ""),
+                  flush=True)
             rows.append(r)
     overhead = bench_dispatch(device, torch, args.reps)
     for r in overhead:

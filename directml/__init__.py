@@ -25,5 +25,11 @@ _os.environ.setdefault("DIRECTML_OPENBLAS", _openblas_path())
 from . import _core  # noqa: E402
 from ._core import *  # noqa: E402,F401,F403  (the API is the extension module's)
 from ._core import DeviceError, NotSupportedError, OutOfDeviceMemory  # noqa: E402,F401  (not picked up by * on every Python)
+from ._arguments import naming_missing_arguments as _naming_missing_arguments  # noqa: E402
+
+# Module functions say which argument a call left out or misspelt (see _arguments.py).
+for _name, _function in vars(_core).items():
+    if not _name.startswith("_") and type(_function).__name__ == "nb_func":
+        globals()[_name] = _naming_missing_arguments(_function)
 
 __version__ = "0.1.0"

@@ -1,13 +1,14 @@
 """Fast style transfer (Johnson et al.'s feed-forward network with instance normalization) as DirectML operators.
 
-One network, four styles: candy (default), la_muse, mosaic, udnie, each a folder of weights in the sample data.
+One network, four styles: candy (default), la_muse, mosaic, udnie (--style), each a folder of weights in the sample
+data.
 The network works on B, G, R values 0..255 less the VGG means (scale_B holds them, in that order):
 reflection padding of 40, conv 9x9 16, conv 3x3 stride 2 32, conv 3x3 stride 2 64 (each + instance norm +
 relu), five residual blocks of two unpadded 3x3 convolutions (their shortcut cropped by 2 to match, which uses
 up the padding), two transposed convolutions stride 2 (64 -> 32 -> 16, + instance norm + relu), conv 9x9 3,
 tanh times 150, the means added back and clipped to 0..255. Instance normalization is DirectML's
 mean_variance_normalization over the spatial axes [2, 3] with a scale and bias per channel.
-Run: python samples/candy.py [image] [style] [--size N] [--output FILE] [--data DIR] [--device cpu|cuda]
+Run: python samples/candy.py [image] [--style NAME|DIR] [--size N] [--output FILE] [--data DIR] [--device cpu|cuda]
 """
 
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import Image, channel_vector, data_dir, load_rgb, load_weights, parser, require
+from sample_data import Image, channel_vector, check_image, data_dir, load_rgb, load_weights, parser, require_data
+from sample_device import open_device
 
 STYLES = ("candy", "la_muse", "mosaic", "udnie")
 PAD = 40  # what the 5 residual blocks crop (2 each at quarter resolution), so the output keeps the input's size
@@ -84,19 +86,22 @@ def style_dir(data: Path, style: str) -> Path:
     for candidate in (Path(style), data / style, data / f"{style}_tensor_data"):
         if candidate.is_dir():
             return candidate
-    return require(data / f"{style}_tensor_data")
+    return require_data(data / f"{style}_tensor_data")
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("image", nargs="?", type=Path, help="an image (default: DefaultImage.jpg of the data)")
-    p.add_argument("style", nargs="?", default="candy",
+    p.add_argument("--style", default="candy",
                    help=f"{', '.join(STYLES)} or a folder of weights (default: %(default)s)")
     p.add_argument("--size", type=int, default=720, help="the longer side, in pixels (default: %(default)s)")
     p.add_argument("--output", type=Path, default=None, help="the PNG written (default: STYLE.png)")
     args = p.parse_args()
+    if args.image is not None and not args.image.exists() and str(args.image) in STYLES:
+        p.error(f"{args.image} is a style, not an image: pass it as --style {args.image}")
+    check_image(args.image)  # a missing image is named before anything else is read
     data = data_dir(args.data)
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     style = style_dir(data, args.style)
     image_path = args.image or data / "DefaultImage.jpg"

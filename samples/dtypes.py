@@ -11,6 +11,7 @@ import argparse
 import numpy as np
 
 import directml as dml
+from sample_device import add_device_argument, open_device
 
 
 def build(device: dml.Device, dtype) -> dml.CompiledOperator:
@@ -25,9 +26,9 @@ def build(device: dml.Device, dtype) -> dml.CompiledOperator:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None)
+    add_device_argument(parser)
     args = parser.parse_args()
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     rng = np.random.default_rng(1)
     x = rng.standard_normal((1, 1, 4, 8))

@@ -9,17 +9,18 @@ import argparse
 import numpy as np
 
 import directml as dml
+from sample_device import add_device_argument, open_device
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None, help="cpu, cuda or directml (default: the best one here)")
+    add_device_argument(parser)
     parser.add_argument("-m", type=int, default=256)
     parser.add_argument("-k", type=int, default=384)
     parser.add_argument("-n", type=int, default=128)
     args = parser.parse_args()
 
-    device = dml.Device(args.device)
+    device = open_device(args.device)
     graph = dml.Graph(device)
     a = graph.input([1, 1, args.m, args.k], name="a")
     b = graph.input([1, 1, args.k, args.n], name="b")

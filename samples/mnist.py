@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import Image, channel_vector, data_dir, load_weights, parser, require
+from sample_data import Image, channel_vector, check_image, data_dir, load_weights, parser
+from sample_device import open_device
 
 
 def build(device: dml.Device, weights: dict[str, np.ndarray]) -> dml.CompiledOperator:
@@ -34,7 +35,8 @@ def build(device: dml.Device, weights: dict[str, np.ndarray]) -> dml.CompiledOpe
 
 def prepare(path: Path) -> np.ndarray:
     """The image as MNIST's model expects it: [1, 1, 28, 28], white digit on black, values 0..255."""
-    pixels = np.asarray(Image.open(require(Path(path))).convert("L"), np.float32)
+    check_image(Path(path))
+    pixels = np.asarray(Image.open(path).convert("L"), np.float32)
     if pixels.shape == (28, 28):
         return pixels[None, None]
     if pixels.mean() > 127:
@@ -44,7 +46,8 @@ def prepare(path: Path) -> np.ndarray:
         raise SystemExit(f"error: {path} shows no digit")
     digit = Image.fromarray(pixels[rows.min():rows.max() + 1, cols.min():cols.max() + 1].astype(np.uint8))
     scale = 20 / max(digit.size)
-    digit = digit.resize((max(1, round(digit.width * scale)), max(1, round(digit.height * scale))), Image.LANCZOS)
+    digit = digit.resize((max(1, round(digit.width * scale)), max(1, round(digit.height * scale))),
+                         Image.Resampling.LANCZOS)
     canvas = Image.new("L", (28, 28))
     canvas.paste(digit, ((28 - digit.width) // 2, (28 - digit.height) // 2))
     return np.asarray(canvas, np.float32)[None, None]
@@ -54,8 +57,9 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("image", nargs="?", type=Path, help="a digit image (default: mnist_image1.png of the data)")
     args = p.parse_args()
+    check_image(args.image)  # a missing image is named before anything else is read
     data = data_dir(args.data)
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     op = build(device, load_weights(data / "mnist-8_tensor_data"))
     image = args.image or data / "mnist_image1.png"

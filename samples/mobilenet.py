@@ -5,8 +5,8 @@ conv 3x3 stride 2 + batch norm + relu6, then 17 linear bottlenecks: a 1x1 convol
 norm and relu6 (clip to 0..6), and a 1x1 convolution narrowing them with batch norm and no activation, added
 to the block's input where the shapes allow. Then conv 1x1 to 1280 + batch norm + relu6 and a global average
 pool: the image's features. The classifier (a 1x1 convolution 1280 -> 1000, no bias) needs
-mobilenetv20_output_pred_weight.npy, which the sample data does not include: without it the sample stops at
-the features and says so.
+mobilenetv20_output_pred_weight.npy, which samples/fetch_data.py downloads (the shared copy lacks it): without
+it the sample stops at the features and says so.
 Run: python samples/mobilenet.py [image] [--data DIR] [--device cpu|cuda]
 """
 
@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import channel_vector, data_dir, imagenet_classes, imagenet_input, load_weights, parser, print_top5
+from sample_data import (channel_vector, check_image, data_dir, imagenet_classes, imagenet_input, load_weights, parser,
+                         print_top5)
+from sample_device import open_device
 
 CLASSIFIER = "mobilenetv20_output_pred_weight"
 # Stride of each linear bottleneck's depthwise convolution.
@@ -60,8 +62,9 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("image", nargs="?", type=Path, help="an image (default: dog2.jpg of the data)")
     args = p.parse_args()
+    check_image(args.image)  # a missing image is named before anything else is read
     data = data_dir(args.data)
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     weights = load_weights(data / "mobile_net_data")
     image = args.image or data / "dog2.jpg"
@@ -75,7 +78,8 @@ def main() -> None:
         print(f"features [1280]: mean {f.mean():.4f}, max {f.max():.4f} (channel {f.argmax()}), "
               f"{np.count_nonzero(f)} non-zero")
         print(f"{CLASSIFIER}.npy (the 1280 -> 1000 classifier) is not in {data / 'mobile_net_data'}: "
-              "stopped at the features. Put that file there to classify the image.")
+              "stopped at the features. `python samples/fetch_data.py` fetches the whole set, classifier "
+              "included, into the folder the samples read by default.")
 
 
 if __name__ == "__main__":

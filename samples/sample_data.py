@@ -1,28 +1,28 @@
 """What the model samples share: finding the sample data, loading its weights and images, the command line.
 
-The data (.npy weights, images, ImageNet class names) is the sample-data folder of the project's shared
-directory, Microsoft's DirectML sample data under the MIT license (LICENSE.upstream there). A sample takes its
-folder from --data DIR, else from DIRECTML_SAMPLE_DATA, else ../shared/sample-data beside the repository.
+The data (.npy weights, images, ImageNet class names) is Microsoft's DirectML sample data (MIT license):
+`python samples/fetch_data.py` downloads it, checked, into the folder the samples read by default. A sample takes
+its folder from --data DIR, else from DIRECTML_SAMPLE_DATA, else what fetch_data.py fetched
+(~/.cache/directml/sample-data), else ../shared/sample-data beside the repository.
 """
 
 import argparse
 import ast
-import os
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 import directml as dml
+from fetch_data import DATA_ENV, default_data_dir
+from sample_device import add_device_argument
 
 try:
     from PIL import Image
 except ImportError:
     raise SystemExit("error: the model samples read and write images with Pillow: pip install pillow "
-                     "(or the package's [samples] extra)") from None
+                     "(or the package's [test] extra)") from None
 
-DATA_ENV = "DIRECTML_SAMPLE_DATA"
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "sample-data"
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
 
@@ -31,23 +31,32 @@ def parser(doc: str) -> argparse.ArgumentParser:
     """An argument parser with the options every model sample takes: --data and --device."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--data", type=Path, default=None,
-                   help=f"sample data folder (default: ${DATA_ENV}, else {DEFAULT_DATA})")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: the best one here)")
+                   help=f"sample data folder (default: ${DATA_ENV}, else {default_data_dir()})")
+    add_device_argument(p)
     return p
 
 
 def data_dir(arg: Path | None = None) -> Path:
-    """The sample data folder: the argument, else $DIRECTML_SAMPLE_DATA, else the shared directory's."""
-    return require(Path(arg or os.environ.get(DATA_ENV) or DEFAULT_DATA))
+    """The sample data folder: the argument, else $DIRECTML_SAMPLE_DATA, else the fetched or shared copy."""
+    folder = Path(arg) if arg else default_data_dir()
+    if not folder.is_dir():
+        raise SystemExit(f"error: no sample data in {folder}: run `python samples/fetch_data.py` to download it "
+                         f"there (Microsoft's DirectML sample weights, MIT license), or pass --data DIR or set "
+                         f"{DATA_ENV} to a folder that has it")
+    return folder
 
 
-def require(path: Path) -> Path:
-    """path itself if it exists; otherwise the program stops saying what is missing and where the data comes from."""
+def check_image(path: Path | None) -> None:
+    """An image named on the command line must exist: otherwise the program stops, naming it."""
+    if path is not None and not path.is_file():
+        raise SystemExit(f"error: the image {path} does not exist")
+
+
+def require_data(path: Path) -> Path:
+    """A file or folder of the sample data; missing, the program stops saying how to get the data."""
     if not path.exists():
-        raise SystemExit(
-            f"error: {path} not found. The samples read their weights and images from the sample-data folder of "
-            f"the project's shared directory (../shared/sample-data beside the repository: Microsoft's DirectML "
-            f"sample weights, MIT license, see LICENSE.upstream there). Pass --data DIR or set {DATA_ENV}.")
+        raise SystemExit(f"error: {path} is not in the sample data: run `python samples/fetch_data.py "
+                         f"--data {path.parent}` to complete it")
     return path
 
 
@@ -70,7 +79,7 @@ def load_npy(path: Path) -> np.ndarray:
 
 def load_weights(folder: Path) -> dict[str, np.ndarray]:
     """Every .npy file of a folder, by file name without the extension."""
-    weights = {f.stem: load_npy(f) for f in sorted(require(folder).glob("*.npy"))}
+    weights = {f.stem: load_npy(f) for f in sorted(require_data(folder).glob("*.npy"))}
     if not weights:
         raise SystemExit(f"error: no .npy weights in {folder}")
     return weights
@@ -78,8 +87,9 @@ def load_weights(folder: Path) -> dict[str, np.ndarray]:
 
 def load_rgb(path: Path, size: tuple[int, int] | None = None):
     """A PIL RGB image, resized to size (width, height) if given."""
-    image = Image.open(require(Path(path))).convert("RGB")
-    return image if size is None else image.resize(size, Image.BICUBIC)
+    check_image(Path(path))
+    image = Image.open(path).convert("RGB")
+    return image if size is None else image.resize(size, Image.Resampling.BICUBIC)
 
 
 def imagenet_input(path: Path) -> np.ndarray:
@@ -87,14 +97,14 @@ def imagenet_input(path: Path) -> np.ndarray:
     image = load_rgb(path)
     scale = 256 / min(image.size)
     image = image.resize((max(224, round(image.width * scale)), max(224, round(image.height * scale))),
-                         Image.BILINEAR)
+                         Image.Resampling.BILINEAR)
     left, top = (image.width - 224) // 2, (image.height - 224) // 2
     pixels = np.asarray(image.crop((left, top, left + 224, top + 224)), np.float32) / 255
     return ((pixels - IMAGENET_MEAN) / IMAGENET_STD).transpose(2, 0, 1)[None].copy()
 
 
 def imagenet_classes(data: Path) -> list[str]:
-    return require(data / "imagenet_categories.txt").read_text().splitlines()
+    return require_data(data / "imagenet_categories.txt").read_text().splitlines()
 
 
 def print_top5(probabilities: np.ndarray, classes: list[str]) -> None:

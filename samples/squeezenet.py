@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import channel_vector, data_dir, imagenet_classes, imagenet_input, load_weights, parser, print_top5
+from sample_data import (channel_vector, check_image, data_dir, imagenet_classes, imagenet_input, load_weights, parser,
+                         print_top5)
+from sample_device import open_device
 
 RELU = dml.FusedActivation.relu()
 
@@ -54,8 +56,9 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("image", nargs="?", type=Path, help="an image (default: dog2.jpg of the data)")
     args = p.parse_args()
+    check_image(args.image)  # a missing image is named before anything else is read
     data = data_dir(args.data)
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     op = build(device, load_weights(data / "squeezenet_tensor_data"))
     image = args.image or data / "dog2.jpg"

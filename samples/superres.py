@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from sample_data import Image, channel_vector, data_dir, load_rgb, load_weights, parser
+from sample_data import Image, channel_vector, check_image, data_dir, load_rgb, load_weights, parser
+from sample_device import open_device
 
 SCALE = 3
 
@@ -42,7 +43,8 @@ def upscale(op: dml.CompiledOperator, image):
     (big_y,) = op({"y": np.asarray(y, np.float32)[None, None] / 255})
     big_y = Image.fromarray(np.round(big_y[0, 0] * 255).astype(np.uint8), "L")
     size = big_y.size
-    return Image.merge("YCbCr", [big_y, cb.resize(size, Image.BICUBIC), cr.resize(size, Image.BICUBIC)]).convert("RGB")
+    bicubic = Image.Resampling.BICUBIC
+    return Image.merge("YCbCr", [big_y, cb.resize(size, bicubic), cr.resize(size, bicubic)]).convert("RGB")
 
 
 def main() -> None:
@@ -50,8 +52,9 @@ def main() -> None:
     p.add_argument("image", nargs="?", type=Path, help="an image (default: DefaultImage.jpg of the data)")
     p.add_argument("--output", type=Path, default=Path("superres.png"), help="the PNG written (default: %(default)s)")
     args = p.parse_args()
+    check_image(args.image)  # a missing image is named before anything else is read
     data = data_dir(args.data)
-    device = dml.Device(args.device)
+    device = open_device(args.device)
 
     op = build(device, load_weights(data / "super_resolution_10_data"))
     image = args.image or data / "DefaultImage.jpg"

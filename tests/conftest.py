@@ -1,5 +1,6 @@
 """Fixtures shared by the test files: the device under test and a seeded random generator."""
 
+import collections
 import sys
 from pathlib import Path
 
@@ -45,3 +46,16 @@ def run(device: dml.Device):
         return g.compile(outs)(dict(zip(xs, arrays)))
     return run
 
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Why tests were skipped, one line per reason with its count: thousands of skips (the cuda half of every
+    operator test on a machine without a GPU) stay readable. `-rs` lists them by location instead."""
+    reasons: collections.Counter[str] = collections.Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    if reasons:
+        terminalreporter.section("skipped, by reason", sep="-")
+        for reason, count in reasons.most_common():
+            terminalreporter.write_line(f"{count:6d}  {reason}")

@@ -114,7 +114,7 @@ def test_relu_signed_integers(device, dtype):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int64, np.float64])
 def test_relu_rejects_other_types(device, dtype):
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match="DML_OPERATOR_ACTIVATION_RELU: input has type"):
+    with pytest.raises(ValueError, match=r"^activation_relu\(\): input has type .*\(DML_OPERATOR_ACTIVATION_RELU\)$"):
         dml.activation_relu(graph.input([2], dtype))
 
 
@@ -122,7 +122,7 @@ def test_relu_rejects_other_types(device, dtype):
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
 def test_float_activations_reject_other_types(device, name, dtype):
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match=r"DML_OPERATOR_ACTIVATION_\w+: input has type \w+; allowed: FLOAT32, FLOAT16$"):
+    with pytest.raises(ValueError, match=rf"^activation_{name}\(\): input has type \w+; allowed: FLOAT32, FLOAT16 \(DML_OPERATOR_ACTIVATION_\w+\)$"):
         getattr(dml, "activation_" + name)(graph.input([2, 2], dtype))
 
 
@@ -154,11 +154,11 @@ def test_parameterized_relu_broadcast_slope(device):
 def test_parameterized_relu_errors(device):
     graph = dml.Graph(device)
     x = graph.input([2, 3])
-    with pytest.raises(ValueError, match=r"ACTIVATION_PARAMETERIZED_RELU: operand shapes differ: \[2, 3\] and \[1, 3\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[2, 3\] and \[1, 3\]"):
         dml.activation_parameterized_relu(x, graph.input([1, 3]))
-    with pytest.raises(ValueError, match="ACTIVATION_PARAMETERIZED_RELU: the element types differ: FLOAT32 and FLOAT16"):
+    with pytest.raises(ValueError, match="^[^:]+: the element types differ: FLOAT32 and FLOAT16"):
         dml.activation_parameterized_relu(x, graph.input([2, 3], np.float16))
-    with pytest.raises(ValueError, match="ACTIVATION_PARAMETERIZED_RELU: input has type UINT8"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type UINT8"):
         u = graph.input([2], np.uint8)
         dml.activation_parameterized_relu(u, u)
 
@@ -216,11 +216,11 @@ def test_softmax_is_stable_and_handles_strided_input(device):
 def test_softmax_errors(device):
     graph = dml.Graph(device)
     x = graph.input([2, 3])
-    with pytest.raises(ValueError, match="ACTIVATION_SOFTMAX1: axis 2 is out of range for a 2-D tensor"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range for a 2-D tensor"):
         dml.activation_softmax(x, axes=[2])
-    with pytest.raises(ValueError, match=r"ACTIVATION_LOG_SOFTMAX1: axes \[1, 1\] repeat an axis"):
+    with pytest.raises(ValueError, match=r"^[^:]+: axes \[1, 1\] repeat an axis"):
         dml.activation_log_softmax(x, axes=[1, 1])
-    with pytest.raises(ValueError, match="ACTIVATION_HARDMAX1: axes must not be empty"):
+    with pytest.raises(ValueError, match="^[^:]+: axes must not be empty"):
         dml.activation_hardmax(x, axes=[])
 
 
@@ -267,5 +267,5 @@ def test_add_without_fusion_is_plain_add(device):
     np.testing.assert_allclose(run(device, lambda x: dml.add(x, x), a), a + a)
     graph = dml.Graph(device)
     i = graph.input([2], np.int32)
-    with pytest.raises(ValueError, match="DML_OPERATOR_ELEMENT_WISE_ADD1: a fused activation needs a float tensor"):
+    with pytest.raises(ValueError, match=r"^add\(\): a fused activation needs a float tensor.*\(DML_OPERATOR_ELEMENT_WISE_ADD1\)"):
         dml.add(i, i, fused_activation=dml.FusedActivation.sigmoid())

@@ -173,6 +173,22 @@ def test_clip(cuda, cpu, dtype):
                                                scale_bias=dml.ScaleBias(2, 0.5))], {"x": x})
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("count", [1, 7, 4096, 100003])  # in 16-byte vectors, with a tail of 0 to 7 elements
+def test_packed_maps(cuda, cpu, count, dtype):
+    """Element-wise maps over packed operands move 16-byte vectors (map.cuh); the elements past the last whole
+    vector take the scalar tail."""
+    a, b = rand([count], dtype, seed=1), rand([count], dtype, seed=2)
+
+    def build(g):
+        x, y = g.input(a.shape, dtype, name="a"), g.input(b.shape, dtype, name="b")
+        return [dml.add(x, y, fused_activation=dml.FusedActivation.relu()), dml.multiply(x, y),
+                dml.activation_swish(x), dml.activation_parameterized_relu(x, y),
+                dml.clip(x, min=-1, max=2), dml.sqrt(dml.abs(x))]
+
+    compare(cuda, cpu, build, {"a": a, "b": b})
+
+
 CAST_VALUES = [-1e20, -3e9, -65536.5, -300.7, -129.5, -128.0, -1.5, -0.4, 0.0, 0.6, 1.5, 127.9, 255.5, 65535.7,
                2147483520.0, 3e9, 1e19, 1e20, np.inf, -np.inf, np.nan]
 
@@ -191,7 +207,7 @@ def cast_source(dtype):
 @pytest.mark.parametrize("source", ALL)
 def test_cast(cuda, cpu, source, to):
     x = cast_source(source)
-    compare(cuda, cpu, lambda g: [dml.cast(g.input(x.shape, source, name="x"), target_data_type=to)], {"x": x},
+    compare(cuda, cpu, lambda g: [dml.cast(g.input(x.shape, source, name="x"), dtype=to)], {"x": x},
             rtol=0, atol=0)
 
 
@@ -237,6 +253,41 @@ def test_softmax_large_groups_and_strided(cuda, cpu, inner):
                 dml.activation_log_softmax(v, axes=[1])]
 
     compare(cuda, cpu, build, {"x": x}, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("width", [8, 640, 1000, 4096, 8192, 40000])
+def test_softmax_rows_held_in_registers(cuda, cpu, width, dtype):
+    """Softmax and log-softmax hold each row in registers: warps, blocks of up to 1024 threads moving vectors, and
+    rows too long for one block in chunks (40000), or element by element (1000 is no whole number of vectors). A
+    row of -inf, one with an element far above the rest, and one whose first half is -inf (whole chunks masked)."""
+    x = rand([4, width], dtype, -8, 8)
+    x[1] = -np.inf
+    x[2, width // 3] = 60
+    x[3, : width // 2] = -np.inf
+
+    def build(g):
+        v = g.input(x.shape, dtype, name="x")
+        return [dml.activation_softmax(v, axes=[1]), dml.activation_log_softmax(v, axes=[1])]
+
+    compare(cuda, cpu, build, {"x": x}, rtol=tolerance(dtype) * 10, atol=tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("width", [64, 640, 4096, 8192, 20000])
+def test_layer_norm_widths(cuda, cpu, width, dtype):
+    """Layer norm rows from one warp through blocks of 64 to 1024 threads to chunks, with scale, bias and an
+    activation."""
+    x = rand([4, width], dtype, -2, 2)
+    scale, bias = rand([1, width], dtype, seed=1), rand([1, width], dtype, seed=2)
+
+    def build(g):
+        y = dml.mean_variance_normalization(g.input(x.shape, dtype, name="x"), g.constant(scale), g.constant(bias),
+                                            axes=[1], normalize_variance=True, epsilon=1e-5)
+        return [dml.activation_gelu(y)]  # folds into the normalization at compile
+
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    compare(cuda, cpu, build, {"x": x}, rtol=tol, atol=tol)
 
 
 # --- reduce -------------------------------------------------------------------------------------------------
@@ -450,6 +501,24 @@ def test_slice_join_split(cuda, cpu, dtype):
         j = dml.join([a, b, dml.reinterpret(b, [3, 2, 9], [1, 27, 3])], axis=1)
         p, q = dml.split(j, axis=2, output_axis_sizes=[4, 5])
         return [s, j, p, q]
+
+    compare(cuda, cpu, build, {"x": x, "y": y})
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8, np.float64])
+def test_strided_copies_in_vectors(cuda, cpu, dtype):
+    """Copies whose innermost runs are whole, aligned 16-byte vectors on both sides move vectors: a join along
+    channels, a slice of whole rows, and (no vectors) a slice whose rows start off a vector boundary."""
+    x = rand([2, 3, 4, 32], dtype)
+    y = rand([2, 5, 4, 32], dtype, seed=1)
+
+    def build(g):
+        a, b = g.input(x.shape, dtype, name="x"), g.input(y.shape, dtype, name="y")
+        return [dml.join([a, b], axis=1),
+                dml.slice(b, input_window_offsets=[0, 1, 0, 0], input_window_sizes=[2, 3, 4, 32],
+                          input_window_strides=[1, 2, 1, 1]),
+                dml.slice(b, input_window_offsets=[0, 0, 0, 1], input_window_sizes=[2, 5, 4, 16],
+                          input_window_strides=[1, 1, 1, 1])]
 
     compare(cuda, cpu, build, {"x": x, "y": y})
 

@@ -98,7 +98,7 @@ def test_slice_non_contiguous_numpy_input(device):
 def test_slice_errors(device, kwargs, match):
     g = dml.Graph(device)
     x = g.input([3, 4])
-    with pytest.raises(ValueError, match="DML_OPERATOR_SLICE1: .*" + match):
+    with pytest.raises(ValueError, match=r"^slice\(\): .*" + match):
         dml.slice(x, **kwargs)
 
 
@@ -139,13 +139,13 @@ def test_slice_grad_errors(device):
     g = dml.Graph(device)
     dy = g.input([2, 3])
     ok = dict(input_window_offsets=[0, 0], input_window_sizes=[4, 3], input_window_strides=[2, 1])
-    with pytest.raises(ValueError, match="SLICE_GRAD: .*strides must not be zero"):
+    with pytest.raises(ValueError, match="^[^:]+: .*strides must not be zero"):
         dml.slice_grad(dy, output_gradient_sizes=[4, 3], **{**ok, "input_window_strides": [0, 1]})
-    with pytest.raises(ValueError, match="SLICE_GRAD: .*exceeds its size 3"):
+    with pytest.raises(ValueError, match="^[^:]+: .*exceeds its size 3"):
         dml.slice_grad(dy, output_gradient_sizes=[3, 3], **ok)
-    with pytest.raises(ValueError, match="SLICE_GRAD: input_gradient .* larger than the window yields"):
+    with pytest.raises(ValueError, match="^[^:]+: input_gradient .* larger than the window yields"):
         dml.slice_grad(dy, output_gradient_sizes=[4, 3], **{**ok, "input_window_strides": [4, 1]})
-    with pytest.raises(ValueError, match="SLICE_GRAD: output_gradient_sizes needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: output_gradient_sizes needs one value per dimension"):
         dml.slice_grad(dy, output_gradient_sizes=[4, 3, 1], **ok)
 
 
@@ -187,19 +187,19 @@ def test_split_of_strided_input_last_axis(device):
 def test_join_split_errors(device):
     g = dml.Graph(device)
     a, b = g.input([2, 3]), g.input([2, 4])
-    with pytest.raises(ValueError, match="JOIN: input 1 .* outside axis 0"):
+    with pytest.raises(ValueError, match="^[^:]+: input 1 .* outside axis 0"):
         dml.join([a, b], axis=0)
-    with pytest.raises(ValueError, match="JOIN: axis 2 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range"):
         dml.join([a, b], axis=2)
-    with pytest.raises(ValueError, match="JOIN: the element types differ"):
+    with pytest.raises(ValueError, match="^[^:]+: the element types differ"):
         dml.join([a, g.input([2, 3], np.float16)], axis=0)
-    with pytest.raises(ValueError, match="JOIN: needs at least one input"):
+    with pytest.raises(ValueError, match="^[^:]+: needs at least one input"):
         dml.join([], axis=0)
-    with pytest.raises(ValueError, match="SPLIT: output_axis_sizes .* sum to 3, not the input's 4"):
+    with pytest.raises(ValueError, match="^[^:]+: output_axis_sizes .* sum to 3, not the input's 4"):
         dml.split(b, axis=1, output_axis_sizes=[1, 2])
-    with pytest.raises(ValueError, match="SPLIT: output_axis_sizes must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: output_axis_sizes must be positive"):
         dml.split(b, axis=1, output_axis_sizes=[4, 0])
-    with pytest.raises(ValueError, match="SPLIT: axis 5 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 5 is out of range"):
         dml.split(b, axis=5, output_axis_sizes=[4])
 
 
@@ -267,14 +267,14 @@ def test_padding_errors(device):
     g = dml.Graph(device)
     x, u8 = g.input([2, 3]), g.input([2, 3], np.uint8)
     ok = dict(padding_mode=dml.PaddingMode.CONSTANT, padding_value=0, start_padding=[1, 1], end_padding=[1, 1])
-    with pytest.raises(ValueError, match="PADDING1: start_padding needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: start_padding needs one value per dimension"):
         dml.padding(x, **{**ok, "start_padding": [1]})
-    with pytest.raises(ValueError, match="PADDING1: end_padding needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: end_padding needs one value per dimension"):
         dml.padding(x, **{**ok, "end_padding": [1, 1, 1]})
     for bad in (1.5, 256, -1, float("nan")):
-        with pytest.raises(ValueError, match="PADDING1: padding_value .* not a value of the tensor's type UINT8"):
+        with pytest.raises(ValueError, match="^[^:]+: padding_value .* not a value of the tensor's type UINT8"):
             dml.padding(u8, **{**ok, "padding_value": bad})
-    with pytest.raises(ValueError, match="PADDING1: the output size .* exceeds 32 bits"):
+    with pytest.raises(ValueError, match="^[^:]+: the output size .* exceeds 32 bits"):
         dml.padding(x, **{**ok, "end_padding": [1, 2 ** 32 - 2]})
     # Outside CONSTANT the value is ignored, as DirectML ignores it.
     dml.padding(u8, **{**ok, "padding_mode": dml.PaddingMode.EDGE, "padding_value": 0.5})
@@ -304,11 +304,11 @@ def test_tile_strided_and_broadcast(device):
 def test_tile_errors(device):
     g = dml.Graph(device)
     x = g.input([2, 3])
-    with pytest.raises(ValueError, match="TILE: repeats needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: repeats needs one value per dimension"):
         dml.tile(x, repeats=[2])
-    with pytest.raises(ValueError, match="TILE: repeats must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: repeats must be positive"):
         dml.tile(x, repeats=[1, 0])
-    with pytest.raises(ValueError, match="TILE: the output size .* exceeds 32 bits"):
+    with pytest.raises(ValueError, match="^[^:]+: the output size .* exceeds 32 bits"):
         dml.tile(x, repeats=[1, 2 ** 31])
 
 
@@ -376,13 +376,13 @@ def test_depth_space_strided_input(device):
 def test_depth_space_errors(device):
     g = dml.Graph(device)
     x = g.input([1, 4, 6, 4])
-    with pytest.raises(ValueError, match="SPACE_TO_DEPTH1: the input's height and width .* multiples of block_size 4"):
+    with pytest.raises(ValueError, match="^[^:]+: the input's height and width .* multiples of block_size 4"):
         dml.space_to_depth(x, block_size=4)
-    with pytest.raises(ValueError, match="DEPTH_TO_SPACE1: the input's channel count 4 must be a multiple"):
+    with pytest.raises(ValueError, match="^[^:]+: the input's channel count 4 must be a multiple"):
         dml.depth_to_space(x, block_size=3)
-    with pytest.raises(ValueError, match="SPACE_TO_DEPTH1: block_size must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: block_size must be positive"):
         dml.space_to_depth(x, block_size=0)
-    with pytest.raises(ValueError, match="DEPTH_TO_SPACE1: input must have 4 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: input must have 4 dimensions"):
         dml.depth_to_space(g.input([4, 6, 4]), block_size=2)
 
 
@@ -429,9 +429,9 @@ def test_reverse_subsequences_strided_and_broadcast(device):
 def test_reverse_subsequences_errors(device):
     g = dml.Graph(device)
     x = g.input([2, 3])
-    with pytest.raises(ValueError, match="REVERSE_SUBSEQUENCES: sequence_lengths must have sizes \\[2, 1\\]"):
+    with pytest.raises(ValueError, match="^[^:]+: sequence_lengths must have sizes \\[2, 1\\]"):
         dml.reverse_subsequences(x, g.input([2, 3], np.uint32), axis=1)
-    with pytest.raises(ValueError, match="REVERSE_SUBSEQUENCES: sequence_lengths has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: sequence_lengths has type INT32"):
         dml.reverse_subsequences(x, g.input([2, 1], np.int32), axis=1)
-    with pytest.raises(ValueError, match="REVERSE_SUBSEQUENCES: axis 2 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range"):
         dml.reverse_subsequences(x, g.input([2, 1], np.uint32), axis=2)

@@ -33,7 +33,7 @@ def unary(g):
     outs = [f(x) for f in (dml.identity, dml.abs, dml.ceil, dml.cos, dml.exp, dml.floor, dml.sin, dml.tanh,
                            dml.erf, dml.negate, dml.sign, dml.recip, dml.sqrt, dml.log)]
     outs += [dml.exp(x, scale_bias=sb), dml.threshold(x, min=0.25), dml.pow(x, 2.0), dml.round(x), dml.is_nan(x),
-             dml.is_infinity(x), dml.clip(x, min=-1.0, max=1.0), dml.cast(x, target_data_type=dml.TensorDataType.FLOAT16)]
+             dml.is_infinity(x), dml.clip(x, min=-1.0, max=1.0), dml.cast(x, dtype=dml.TensorDataType.FLOAT16)]
     return outs
 
 
@@ -162,8 +162,8 @@ def resampling(g):
 def generation(g):
     # fill_value_sequence as a graph output: DirectML's CompileGraph crashed on it; the executor copies it with an
     # identity (docs/directml.md), which this graph exercises.
-    return [dml.fill_value_constant(g, sizes=[2, 3], value_data_type=dml.TensorDataType.FLOAT32, value=1.5),
-            dml.fill_value_sequence(g, sizes=[2, 3], value_data_type=dml.TensorDataType.INT32, value_start=3,
+    return [dml.fill_value_constant(g, sizes=[2, 3], dtype=dml.TensorDataType.FLOAT32, value=1.5),
+            dml.fill_value_sequence(g, sizes=[2, 3], dtype=dml.TensorDataType.INT32, value_start=3,
                                     value_delta=-1),
             *dml.random_generator(g.input([1, 1, 1, 6], "uint32"), output_sizes=[1, 1, 4, 4])]
 

@@ -129,9 +129,9 @@ def test_float64_has_no_arithmetic(device):
     # DirectML's tables give FLOAT64 to the copy, cast, bitwise and IF operators only
     graph = dml.Graph(device)
     d = graph.input([3], np.float64)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IDENTITY: input has type FLOAT64; allowed: FLOAT32, FLOAT16$"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type FLOAT64; allowed: FLOAT32, FLOAT16 [(]DML_OPERATOR_ELEMENT_WISE_IDENTITY[)]$"):
         d * 2.0
-    with pytest.raises(ValueError, match="ELEMENT_WISE_ADD: a has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: a has type FLOAT64"):
         d + d
 
 
@@ -140,18 +140,18 @@ def test_float64_has_no_arithmetic(device):
 def test_float_math_rejects_other_types(device, name, dtype):
     graph = dml.Graph(device)
     x = graph.input([2, 2], dtype)
-    with pytest.raises(ValueError, match=rf"DML_OPERATOR_ELEMENT_WISE_{name.upper()}: input has type"):
+    with pytest.raises(ValueError, match=rf"^{name}\(\): input has type .*\(DML_OPERATOR_ELEMENT_WISE_{name.upper()}\)"):
         getattr(dml, name)(x)
 
 
 def test_unary_type_errors(device):
     graph = dml.Graph(device)
     i, u = graph.input([2], np.int32), graph.input([2], np.uint32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_ABS: input has type INT32; allowed: FLOAT32, FLOAT16$"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32; allowed: FLOAT32, FLOAT16 [(]DML_OPERATOR_ELEMENT_WISE_ABS[)]$"):
         dml.abs(i, scale_bias=dml.ScaleBias(2, 0))
-    with pytest.raises(ValueError, match="ELEMENT_WISE_NEGATE: input has type UINT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type UINT32"):
         dml.negate(u)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_SIGN: input has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type FLOAT64"):
         dml.sign(graph.input([2], np.float64))
 
 
@@ -178,7 +178,7 @@ def test_threshold_integers(device, dtype):
 
 def test_threshold_rejects_64_bit(device):
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_THRESHOLD: input has type INT64"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT64"):
         dml.threshold(graph.input([2], np.int64), min=0)
 
 
@@ -234,13 +234,13 @@ def test_constant_pow(device, dtype):
 def test_pow_errors(device):
     graph = dml.Graph(device)
     f, i = graph.input([2, 3], np.float32), graph.input([2, 3], np.int32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_CONSTANT_POW: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.pow(i, 2.0)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_POW: exponent has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: exponent has type FLOAT64"):
         dml.pow(f, graph.input([2, 3], np.float64))
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_POW: operand shapes differ: \[2, 3\] and \[3, 2\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[2, 3\] and \[3, 2\]"):
         dml.pow(f, graph.input([3, 2], np.float32))
-    with pytest.raises(ValueError, match="ELEMENT_WISE_POW: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.pow(i, i, scale_bias=dml.ScaleBias(2, 0))
 
 
@@ -264,7 +264,7 @@ def test_round_default_is_halves_to_even(device):
     x = np.array([0.5, 1.5, 2.5, -0.5], np.float32)
     np.testing.assert_array_equal(run(device, dml.round, x), [0, 2, 2, 0])
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_ROUND: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.round(graph.input([2], np.int32))
 
 
@@ -277,7 +277,7 @@ SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 3.0, np.nan, -0.0, 6550
 @pytest.mark.parametrize("out", [np.uint8, np.uint32, dml.TensorDataType.UINT32])
 def test_is_nan(device, dtype, out):
     x = SPECIALS.astype(dtype)
-    y = run(device, lambda a: dml.is_nan(a, output_data_type=out), x)
+    y = run(device, lambda a: dml.is_nan(a, output_dtype=out), x)
     assert y.dtype == (np.uint32 if out in (np.uint32, dml.TensorDataType.UINT32) else np.uint8)
     np.testing.assert_array_equal(y, np.isnan(x))
 
@@ -299,11 +299,11 @@ def test_predicate_defaults_and_errors(device):
     np.testing.assert_array_equal(run(device, dml.is_infinity, x), np.isinf(x))  # EITHER, UINT8
     graph = dml.Graph(device)
     f, i = graph.input([2], np.float32), graph.input([2], np.int32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IS_INFINITY: output_data_type UINT32 is not allowed"):
-        dml.is_infinity(f, output_data_type=np.uint32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IS_NAN: output_data_type INT32 is not allowed"):
-        dml.is_nan(f, output_data_type=np.int32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IS_NAN: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: output_dtype UINT32 is not allowed"):
+        dml.is_infinity(f, output_dtype=np.uint32)
+    with pytest.raises(ValueError, match="^[^:]+: output_dtype INT32 is not allowed"):
+        dml.is_nan(f, output_dtype=np.int32)
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.is_nan(i)
 
 
@@ -320,7 +320,7 @@ def any_values(shape, dtype):
 @pytest.mark.parametrize("out", [np.uint8, np.uint32])
 def test_bit_count(device, dtype, out):
     x = any_values((3, 5), dtype)
-    y = run(device, lambda a: dml.bit_count(a, output_data_type=out), x)
+    y = run(device, lambda a: dml.bit_count(a, output_dtype=out), x)
     assert y.dtype == out
     np.testing.assert_array_equal(y, np.bitwise_count(bits(x)))
 
@@ -337,7 +337,7 @@ def test_logical_not(device, dtype):
     x = np.array([0, 1, 2, 255, 0], dtype)
     np.testing.assert_array_equal(run(device, dml.logical_not, x), [1, 0, 0, 0, 1])
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_NOT: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.logical_not(graph.input([2], np.int32))
 
 
@@ -440,7 +440,7 @@ def test_binary_type_errors(device, name, dtypes):
     graph = dml.Graph(device)
     dtype = getattr(dml.TensorDataType, dtypes)
     a, b = graph.input([2, 2], dtype), graph.input([2, 2], dtype)
-    with pytest.raises(ValueError, match=rf"DML_OPERATOR_ELEMENT_WISE_{name.upper()}: a has type {dtypes}"):
+    with pytest.raises(ValueError, match=rf"^{name}\(\): a has type {dtypes}.*\(DML_OPERATOR_ELEMENT_WISE_{name.upper()}\)"):
         getattr(dml, name)(a, b)
 
 
@@ -499,7 +499,7 @@ def test_comparisons(device, name, dtype):
     b[1:] = random((3, 5), dtype, -3, 3)  # row 0 equal
     if np.dtype(dtype).kind == "f":
         a[2, 0] = np.nan  # NaN compares false, except for nothing
-    y8, y32 = run(device, lambda x, z: (getattr(dml, name)(x, z), getattr(dml, name)(x, z, output_data_type=np.uint32)), a, b)
+    y8, y32 = run(device, lambda x, z: (getattr(dml, name)(x, z), getattr(dml, name)(x, z, output_dtype=np.uint32)), a, b)
     assert y8.dtype == np.uint8 and y32.dtype == np.uint32
     np.testing.assert_array_equal(y8, COMPARISONS[name](a, b))
     np.testing.assert_array_equal(y32, COMPARISONS[name](a, b))
@@ -508,14 +508,14 @@ def test_comparisons(device, name, dtype):
 def test_comparison_errors(device):
     graph = dml.Graph(device)
     a, b = graph.input([2, 3], np.float32), graph.input([2, 3], np.float16)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_GREATER_THAN: the element types differ"):
+    with pytest.raises(ValueError, match="^[^:]+: the element types differ"):
         dml.greater_than(a, b)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_EQUALS: output_data_type INT32 is not allowed"):
-        dml.equals(a, a, output_data_type=np.int32)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_LOGICAL_LESS_THAN: a has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: output_dtype INT32 is not allowed"):
+        dml.equals(a, a, output_dtype=np.int32)
+    with pytest.raises(ValueError, match="^[^:]+: a has type FLOAT64"):
         d = graph.input([2], np.float64)
         dml.less_than(d, d)
-    with pytest.raises(ValueError, match=r"LESS_THAN_OR_EQUAL: operand shapes differ: \[2, 3\] and \[3\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[2, 3\] and \[3\]"):
         dml.less_than_or_equal(a, graph.input([3], np.float32))
 
 
@@ -543,11 +543,11 @@ def test_where_broadcast_condition_and_errors(device):
     op = graph.compile([dml.where(dml.broadcast(cond, [3, 5]), a, b)])
     c, x, z = np.array([[1, 0, 1, 0, 1]], np.uint8), RNG.standard_normal((3, 5)), RNG.standard_normal((3, 5))
     np.testing.assert_allclose(op({cond: c, a: x, b: z})[0], np.where(c != 0, x, z).astype(np.float32))
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IF: condition has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: condition has type INT32"):
         dml.where(graph.input([3, 5], np.int32), a, b)
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_IF: operand shapes differ: \[1, 5\] and \[3, 5\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[1, 5\] and \[3, 5\]"):
         dml.where(cond, a, b)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_IF: the element types differ"):
+    with pytest.raises(ValueError, match="^[^:]+: the element types differ"):
         dml.where(dml.broadcast(cond, [3, 5]), a, graph.input([3, 5], np.float16))
 
 
@@ -572,12 +572,21 @@ def test_clip_scale_bias(device, dtype):
 
 def test_clip_errors(device):
     graph = dml.Graph(device)
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_CLIP1: min \(2.0+\) must not exceed max \(1.0+\)"):
-        dml.clip(graph.input([2]), min=2, max=1)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_CLIP1: input has type INT32"):
+    with pytest.raises(ValueError, match=r"^clip\(\): min and max must be numbers"):
+        dml.clip(graph.input([2]), min=float("nan"), max=1)
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.clip(graph.input([2], np.int32), min=0, max=1, scale_bias=dml.ScaleBias())
-    with pytest.raises(ValueError, match="ELEMENT_WISE_CLIP1: input has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type FLOAT64"):
         dml.clip(graph.input([2], np.float64), min=0, max=1)
+
+
+def test_clip_with_min_above_max_follows_directml(device):
+    """DirectML defines CLIP as max(min, min(x, max)) for any pair: min > max gives min everywhere, and CLIP_GRAD
+    passes no gradient (it passes only where min < x < max)."""
+    x = np.array([-5, 0.5, 1.5, 2.5, 9], np.float32)
+    np.testing.assert_array_equal(run(device, lambda a: dml.clip(a, min=2, max=1), x), np.maximum(2, np.minimum(x, 1)))
+    np.testing.assert_array_equal(run(device, lambda a, g: dml.clip_grad(a, g, min=2, max=1), x, np.ones_like(x)),
+                                  np.zeros_like(x))
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
@@ -600,18 +609,18 @@ def test_clip_grad_integer_input_with_fractional_bounds(device):
 def test_clip_grad_errors(device):
     graph = dml.Graph(device)
     x = graph.input([2, 3])
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_CLIP_GRAD1: operand shapes differ: \[2, 3\] and \[3, 2\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[2, 3\] and \[3, 2\]"):
         dml.clip_grad(x, graph.input([3, 2]), min=0, max=1)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_CLIP_GRAD1: the element types differ"):
+    with pytest.raises(ValueError, match="^[^:]+: the element types differ"):
         dml.clip_grad(x, graph.input([2, 3], np.float16), min=0, max=1)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_CLIP_GRAD1: min"):
-        dml.clip_grad(x, x, min=1, max=0)
+    with pytest.raises(ValueError, match="^clip_grad\\(\\): min and max must be numbers"):
+        dml.clip_grad(x, x, min=0, max=float("nan"))
 
 
 def test_cast_saturates_and_truncates(device):
     x = np.array([np.nan, -1e10, 1e10, -2.7, 2.7, 300.5, -0.5], np.float32)
-    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=np.int8), x), [0, -128, 127, -2, 2, 127, 0])
-    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=dml.TensorDataType.UINT8), x),
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, dtype=np.int8), x), [0, -128, 127, -2, 2, 127, 0])
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, dtype=dml.TensorDataType.UINT8), x),
                                   [0, 0, 255, 0, 2, 255, 0])
 
 
@@ -619,7 +628,7 @@ def test_cast_saturates_and_truncates(device):
 @pytest.mark.parametrize("dst", [np.float32, np.float16, np.int32, np.uint64, np.float64])
 def test_cast_between_types(device, src, dst):
     x = random((3, 4), src, 0, 100)
-    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, target_data_type=dst), x), x.astype(dst))
+    np.testing.assert_array_equal(run(device, lambda a: dml.cast(a, dtype=dst), x), x.astype(dst))
 
 
 # --- strided, broadcast and non-contiguous inputs -----------------------------------------------------------------
@@ -632,7 +641,7 @@ def test_broadcast_and_strided_views(device, dtype):
     t = graph.input([5, 3], dtype)
     at = dml.reinterpret(t, [3, 5], [1, 3])  # the transpose of t, a strided view
     ys = [dml.max(a, dml.broadcast(row, [3, 5])), dml.bit_xor(at, a), dml.greater_than(at, dml.broadcast(row, [3, 5])),
-          dml.identity(at), dml.where(dml.cast(dml.greater_than(a, at), target_data_type=np.uint8), a, at)]
+          dml.identity(at), dml.where(dml.cast(dml.greater_than(a, at), dtype=np.uint8), a, at)]
     op = graph.compile(ys)
     x, r, tt = random((3, 5), dtype), random((1, 5), dtype), random((5, 3), dtype)
     got = op({a: x, row: r, t: tt})
@@ -669,13 +678,13 @@ def test_broadcast_scalar_to_eight_dimensions(device):
 def test_shape_and_type_mismatches_name_the_operator(device):
     graph = dml.Graph(device)
     a, b = graph.input([2, 3]), graph.input([3, 2])
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_ADD: operand shapes differ: \[2, 3\] and \[3, 2\]"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ: \[2, 3\] and \[3, 2\]"):
         a + b
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_BIT_AND: the element types differ: FLOAT32 and INT32"):
+    with pytest.raises(ValueError, match=r"^[^:]+: the element types differ: FLOAT32 and INT32"):
         dml.bit_and(a, graph.input([2, 3], np.int32))
-    with pytest.raises(ValueError, match=r"ELEMENT_WISE_MEAN: operand shapes differ"):
+    with pytest.raises(ValueError, match=r"^[^:]+: operand shapes differ"):
         dml.mean(a, b)
-    with pytest.raises(ValueError, match="ELEMENT_WISE_ADD1: a fused activation needs a float tensor"):
+    with pytest.raises(ValueError, match="^[^:]+: a fused activation needs a float tensor"):
         i = graph.input([2], np.int32)
         dml.add(i, i, fused_activation=dml.FusedActivation.relu())
     other = dml.Graph(device).input([2, 3])
@@ -740,9 +749,9 @@ def test_operator_errors(device):
         u & 256
     with pytest.raises(ValueError, match="the scalar -1 is not representable as UINT8"):
         u * -1
-    with pytest.raises(ValueError, match="ELEMENT_WISE_BIT_SHIFT_LEFT: a has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: a has type INT32"):
         i << 1
-    with pytest.raises(ValueError, match="ELEMENT_WISE_NEGATE: input has type UINT8"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type UINT8"):
         -u
     with pytest.raises(TypeError):
         f & "a"

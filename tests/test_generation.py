@@ -27,14 +27,14 @@ def run(graph, outputs, feeds=None):
 def test_fill_value_constant(graph, dtype):
     value = {np.uint64: 2**64 - 3, np.int64: -(2**62) - 1, np.uint8: 255, np.int8: -128}.get(
         dtype, -2.75 if np.dtype(dtype).kind == "f" else 77)
-    y = dml.fill_value_constant(graph, sizes=[2, 1, 3], value_data_type=dtype, value=value)
+    y = dml.fill_value_constant(graph, sizes=[2, 1, 3], dtype=dtype, value=value)
     assert y.shape == (2, 1, 3) and y.dtype == dtype
     (got,) = run(graph, [y])
     np.testing.assert_array_equal(got, np.full((2, 1, 3), value, dtype))
 
 
 def test_fill_value_constant_takes_tensor_data_types(graph):
-    y = dml.fill_value_constant(graph, sizes=[4], value_data_type=dml.TensorDataType.INT16, value=-300)
+    y = dml.fill_value_constant(graph, sizes=[4], dtype=dml.TensorDataType.INT16, value=-300)
     (got,) = run(graph, [y])
     assert got.dtype == np.int16 and (got == -300).all()
 
@@ -45,7 +45,7 @@ def test_fill_value_constant_takes_tensor_data_types(graph):
     (np.uint64, 2**63, 2**62),
 ])
 def test_fill_value_sequence(graph, dtype, start, delta):
-    y = dml.fill_value_sequence(graph, sizes=[2, 3, 2], value_data_type=dtype, value_start=start, value_delta=delta)
+    y = dml.fill_value_sequence(graph, sizes=[2, 3, 2], dtype=dtype, value_start=start, value_delta=delta)
     (got,) = run(graph, [y])
     assert got.dtype == dtype and got.shape == (2, 3, 2)
     i = np.arange(12).reshape(2, 3, 2)
@@ -60,8 +60,8 @@ def test_fill_value_sequence(graph, dtype, start, delta):
 
 def test_fill_value_sequence_steps_unsigned_down(graph):
     # DirectML's example: a UINT8 sequence from 10 by -2 (the delta wraps as two's complement)
-    y = dml.fill_value_sequence(graph, sizes=[1, 1, 2, 2], value_data_type=np.uint8, value_start=10, value_delta=-2)
-    z = dml.fill_value_constant(graph, sizes=[2], value_data_type=np.uint16, value=-1)
+    y = dml.fill_value_sequence(graph, sizes=[1, 1, 2, 2], dtype=np.uint8, value_start=10, value_delta=-2)
+    z = dml.fill_value_constant(graph, sizes=[2], dtype=np.uint16, value=-1)
     got, ones = run(graph, [y, z])
     np.testing.assert_array_equal(got, [[[[10, 8], [6, 4]]]])
     np.testing.assert_array_equal(ones, [65535, 65535])
@@ -69,25 +69,25 @@ def test_fill_value_sequence_steps_unsigned_down(graph):
 
 def test_fill_errors(graph):
     with pytest.raises(ValueError, match="out of range for UINT8"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.uint8, value=256)
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.uint8, value=256)
     with pytest.raises(ValueError, match="out of range for INT8"):
-        dml.fill_value_sequence(graph, sizes=[1], value_data_type=np.int8, value_start=0, value_delta=-129)
+        dml.fill_value_sequence(graph, sizes=[1], dtype=np.int8, value_start=0, value_delta=-129)
     with pytest.raises(ValueError, match="out of range for UINT8"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.uint8, value=-129)
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.uint8, value=-129)
     with pytest.raises(ValueError, match="out of range for UINT64"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.uint64, value=2**64)
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.uint64, value=2**64)
     with pytest.raises(ValueError, match="out of range for INT64"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.int64, value=2**63)
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.int64, value=2**63)
     with pytest.raises(TypeError, match="must be an int for INT32"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.int32, value=1.5)
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.int32, value=1.5)
     with pytest.raises(TypeError, match="must be a real number"):
-        dml.fill_value_constant(graph, sizes=[1], value_data_type=np.float32, value="x")
+        dml.fill_value_constant(graph, sizes=[1], dtype=np.float32, value="x")
     with pytest.raises(ValueError, match="sizes must be positive|positive"):
-        dml.fill_value_constant(graph, sizes=[0], value_data_type=np.float32, value=1)
+        dml.fill_value_constant(graph, sizes=[0], dtype=np.float32, value=1)
     with pytest.raises(TypeError):
         dml.fill_value_constant(graph, [2], np.float32, 1.0)  # keyword-only
     with pytest.raises(TypeError):
-        dml.fill_value_constant(None, sizes=[2], value_data_type=np.float32, value=1.0)
+        dml.fill_value_constant(None, sizes=[2], dtype=np.float32, value=1.0)
 
 
 # --- random_generator ---------------------------------------------------------------------------------------------

@@ -129,20 +129,20 @@ def test_gather_errors(device):
     g = dml.Graph(device)
     x = g.input([3, 4])
     i = g.input([1, 2], np.uint32)
-    with pytest.raises(ValueError, match="GATHER: indices has type FLOAT32; allowed: INT32, UINT32, INT64, UINT64"):
+    with pytest.raises(ValueError, match="^[^:]+: indices has type FLOAT32; allowed: INT32, UINT32, INT64, UINT64"):
         dml.gather(x, g.input([1, 2]), axis=0, index_dimensions=1)
-    with pytest.raises(ValueError, match="GATHER: axis 2 is out of range for a 2-D tensor"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range for a 2-D tensor"):
         dml.gather(x, i, axis=2, index_dimensions=1)
-    with pytest.raises(ValueError, match="GATHER: indices \\[2\\] must have the input's rank 2"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[2\\] must have the input's rank 2"):
         dml.gather(x, g.input([2], np.uint32), axis=0, index_dimensions=1)
-    with pytest.raises(ValueError, match="GATHER: index_dimensions 3 exceeds the rank 2"):
+    with pytest.raises(ValueError, match="^[^:]+: index_dimensions 3 exceeds the rank 2"):
         dml.gather(x, i, axis=0, index_dimensions=3)
-    with pytest.raises(ValueError, match="GATHER: indices \\[2, 2\\] must be 1 outside its last 1 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[2, 2\\] must be 1 outside its last 1 dimensions"):
         dml.gather(x, g.input([2, 2], np.uint32), axis=0, index_dimensions=1)
-    with pytest.raises(ValueError, match="GATHER: with index_dimensions 0, indices must hold one index"):
+    with pytest.raises(ValueError, match="^[^:]+: with index_dimensions 0, indices must hold one index"):
         dml.gather(x, i, axis=0, index_dimensions=0)
     # [1] + [2, 1, 2] + [2]: after cropping the input's leading 1, 4 dimensions remain for a 3-D input.
-    with pytest.raises(ValueError, match="GATHER: the output \\[2, 1, 2, 2\\] does not fit in 3 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: the output \\[2, 1, 2, 2\\] does not fit in 3 dimensions"):
         dml.gather(g.input([1, 3, 2]), g.input([2, 1, 2], np.int64), axis=1, index_dimensions=3)
 
 
@@ -185,11 +185,11 @@ def test_gather_elements_strided_and_broadcast(device):
 def test_gather_elements_errors(device):
     g = dml.Graph(device)
     x = g.input([3, 4])
-    with pytest.raises(ValueError, match="GATHER_ELEMENTS: indices \\[2, 4\\] must match the input .* outside axis 1"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[2, 4\\] must match the input .* outside axis 1"):
         dml.gather_elements(x, g.input([2, 4], np.int32), axis=1)
-    with pytest.raises(ValueError, match="GATHER_ELEMENTS: axis 2 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range"):
         dml.gather_elements(x, g.input([3, 4], np.int32), axis=2)
-    with pytest.raises(ValueError, match="GATHER_ELEMENTS: indices has type INT16"):
+    with pytest.raises(ValueError, match="^[^:]+: indices has type INT16"):
         dml.gather_elements(x, g.input([3, 4], np.int16), axis=0)
 
 
@@ -279,24 +279,24 @@ def test_gather_nd_errors(device):
     g = dml.Graph(device)
     x = g.input([2, 3, 4])
     i = g.input([2, 5, 2], np.int32)
-    with pytest.raises(ValueError, match="GATHER_ND1: input_dimension_count 4 must lie in \\[1, 3\\]"):
+    with pytest.raises(ValueError, match="^[^:]+: input_dimension_count 4 must lie in \\[1, 3\\]"):
         dml.gather_nd(x, i, input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=0)
-    with pytest.raises(ValueError, match="GATHER_ND1: indices_dimension_count 0 must lie in \\[1, 3\\]"):
+    with pytest.raises(ValueError, match="^[^:]+: indices_dimension_count 0 must lie in \\[1, 3\\]"):
         dml.gather_nd(x, i, input_dimension_count=3, indices_dimension_count=0, batch_dimension_count=0)
-    with pytest.raises(ValueError, match="GATHER_ND1: batch_dimension_count 3 must be below"):
+    with pytest.raises(ValueError, match="^[^:]+: batch_dimension_count 3 must be below"):
         dml.gather_nd(x, i, input_dimension_count=3, indices_dimension_count=3, batch_dimension_count=3)
-    with pytest.raises(ValueError, match="GATHER_ND1: index tuples of 4 coordinates"):
+    with pytest.raises(ValueError, match="^[^:]+: index tuples of 4 coordinates"):
         dml.gather_nd(x, g.input([1, 1, 4], np.int32), input_dimension_count=3, indices_dimension_count=3,
                       batch_dimension_count=0)
-    with pytest.raises(ValueError, match="GATHER_ND1: index tuples of 3 coordinates .* must address 1 to 2"):
+    with pytest.raises(ValueError, match="^[^:]+: index tuples of 3 coordinates .* must address 1 to 2"):
         dml.gather_nd(x, g.input([2, 1, 3], np.int32), input_dimension_count=3, indices_dimension_count=3,
                       batch_dimension_count=1)
-    with pytest.raises(ValueError, match="GATHER_ND1: the batch dimensions of input"):
+    with pytest.raises(ValueError, match="^[^:]+: the batch dimensions of input"):
         dml.gather_nd(x, g.input([3, 5, 2], np.int32), input_dimension_count=3, indices_dimension_count=3,
                       batch_dimension_count=1)
-    with pytest.raises(ValueError, match="GATHER_ND1: input \\[2, 3, 4\\] must be 1 outside its last 2"):
+    with pytest.raises(ValueError, match="^[^:]+: input \\[2, 3, 4\\] must be 1 outside its last 2"):
         dml.gather_nd(x, i, input_dimension_count=2, indices_dimension_count=3, batch_dimension_count=0)
-    with pytest.raises(ValueError, match="GATHER_ND1: the output \\[2, 5, 3, 4\\] does not fit in 3 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: the output \\[2, 5, 3, 4\\] does not fit in 3 dimensions"):
         dml.gather_nd(x, g.input([2, 5, 1], np.int32), input_dimension_count=3, indices_dimension_count=3,
                       batch_dimension_count=0)
 
@@ -366,13 +366,13 @@ def test_scatter_elements_errors(device):
     g = dml.Graph(device)
     x = g.input([3, 4])
     i = g.input([3, 2], np.int32)
-    with pytest.raises(ValueError, match="SCATTER_ELEMENTS: updates \\[3, 3\\] must have the sizes of indices"):
+    with pytest.raises(ValueError, match="^[^:]+: updates \\[3, 3\\] must have the sizes of indices"):
         dml.scatter_elements(x, i, g.input([3, 3]), axis=1)
-    with pytest.raises(ValueError, match="SCATTER_ELEMENTS: updates has type FLOAT16 but the input is FLOAT32"):
+    with pytest.raises(ValueError, match="^[^:]+: updates has type FLOAT16 but the input is FLOAT32"):
         dml.scatter_elements(x, i, g.input([3, 2], np.float16), axis=1)
-    with pytest.raises(ValueError, match="SCATTER_ELEMENTS: indices \\[3, 2\\] must match the input .* outside axis 0"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[3, 2\\] must match the input .* outside axis 0"):
         dml.scatter_elements(x, i, g.input([3, 2]), axis=0)
-    with pytest.raises(ValueError, match="SCATTER_ELEMENTS: axis 7 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 7 is out of range"):
         dml.scatter_elements(x, i, g.input([3, 2]), axis=7)
 
 
@@ -444,13 +444,13 @@ def test_scatter_nd_errors(device):
     g = dml.Graph(device)
     x = g.input([4, 3, 2])
     i = g.input([1, 5, 2], np.int32)
-    with pytest.raises(ValueError, match="SCATTER_ND: updates \\[1, 5, 3\\] must have sizes \\[1, 5, 2\\]"):
+    with pytest.raises(ValueError, match="^[^:]+: updates \\[1, 5, 3\\] must have sizes \\[1, 5, 2\\]"):
         dml.scatter_nd(x, i, g.input([1, 5, 3]), input_dimension_count=3, indices_dimension_count=2)
-    with pytest.raises(ValueError, match="SCATTER_ND: updates has type INT32 but the input is FLOAT32"):
+    with pytest.raises(ValueError, match="^[^:]+: updates has type INT32 but the input is FLOAT32"):
         dml.scatter_nd(x, i, g.input([1, 5, 2], np.int32), input_dimension_count=3, indices_dimension_count=2)
-    with pytest.raises(ValueError, match="SCATTER_ND: indices \\[1, 5, 2\\] must be 1 outside its last 1"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[1, 5, 2\\] must be 1 outside its last 1"):
         dml.scatter_nd(x, i, g.input([1, 5, 2]), input_dimension_count=3, indices_dimension_count=1)
-    with pytest.raises(ValueError, match="SCATTER_ND: index tuples of 4 coordinates"):
+    with pytest.raises(ValueError, match="^[^:]+: index tuples of 4 coordinates"):
         dml.scatter_nd(x, g.input([1, 1, 4], np.int32), g.input([1, 1, 1]), input_dimension_count=3,
                        indices_dimension_count=1)
 
@@ -506,15 +506,15 @@ def test_one_hot_errors(device):
     g = dml.Graph(device)
     i = g.input([3, 1], np.int32)
     v = g.input([1, 2])
-    with pytest.raises(ValueError, match="ONE_HOT: indices \\[3, 1\\] must have size 1 on axis 0"):
+    with pytest.raises(ValueError, match="^[^:]+: indices \\[3, 1\\] must have size 1 on axis 0"):
         dml.one_hot(i, v, output_length=4, axis=0)
-    with pytest.raises(ValueError, match="ONE_HOT: axis 2 is out of range"):
+    with pytest.raises(ValueError, match="^[^:]+: axis 2 is out of range"):
         dml.one_hot(i, v, output_length=4, axis=2)
-    with pytest.raises(ValueError, match="ONE_HOT: values must hold at least two elements"):
+    with pytest.raises(ValueError, match="^[^:]+: values must hold at least two elements"):
         dml.one_hot(i, g.input([1, 1]), output_length=4, axis=1)
-    with pytest.raises(ValueError, match="ONE_HOT: values \\[2\\] must have the indices' rank 2"):
+    with pytest.raises(ValueError, match="^[^:]+: values \\[2\\] must have the indices' rank 2"):
         dml.one_hot(i, g.input([2]), output_length=4, axis=1)
-    with pytest.raises(ValueError, match="ONE_HOT: output_length must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: output_length must be positive"):
         dml.one_hot(i, v, output_length=0, axis=1)
-    with pytest.raises(ValueError, match="ONE_HOT: indices has type FLOAT32"):
+    with pytest.raises(ValueError, match="^[^:]+: indices has type FLOAT32"):
         dml.one_hot(g.input([3, 1]), v, output_length=4, axis=1)

@@ -104,7 +104,7 @@ def test_max_pooling(run, rng, case, dtype):
 def test_max_pooling_negative_values_beat_padding_and_uint64_indices(run, rng):
     x = -rng.uniform(1, 2, size=(1, 2, 3, 4)).astype(np.float32)  # all negative: padding must not win
     values, indices = run(lambda a: dml.max_pooling(a, window_size=[3, 3], start_padding=[1, 1], end_padding=[1, 1],
-                                                    output_indices=True, indices_dtype=np.uint64), x)
+                                                    output_indices=True, output_dtype=np.uint64), x)
     ref_v, ref_i = np_pool(x, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), (3, 4), "max")
     assert indices.dtype == np.uint64
     np.testing.assert_array_equal(values, ref_v.astype(np.float32))
@@ -171,11 +171,11 @@ def test_pooling_errors(device):
     g = dml.Graph(device)
     x = g.input([1, 1, 4, 4])
     avg = dict(strides=[1, 1], start_padding=[0, 0], end_padding=[0, 0], include_padding=False)
-    with pytest.raises(ValueError, match=r"MAX_POOLING2: the window \(5 elements.*larger than the padded input \(4\)"):
+    with pytest.raises(ValueError, match=r"^[^:]+: the window \(5 elements.*larger than the padded input \(4\)"):
         dml.max_pooling(x, window_size=[5, 2])
     with pytest.raises(ValueError, match=r"the window \(7 elements with its dilation\) is larger than the padded input \(6\)"):
         dml.max_pooling(x, window_size=[2, 4], dilations=[1, 2], start_padding=[1, 1], end_padding=[1, 1])
-    with pytest.raises(ValueError, match="AVERAGE_POOLING: the window"):
+    with pytest.raises(ValueError, match="^[^:]+: the window"):
         dml.average_pooling(x, window_size=[2, 5], **avg)
     with pytest.raises(ValueError, match="window_size needs 2 values"):
         dml.max_pooling(x, window_size=[])
@@ -194,16 +194,16 @@ def test_pooling_errors(device):
                             include_padding=False)
     with pytest.raises(ValueError, match=r"output_sizes \[1, 1, 2, 2\] do not fit; expected \[1, 1, 3, 3\]"):
         dml.max_pooling(x, window_size=[2, 2], output_sizes=[1, 1, 2, 2])
-    with pytest.raises(ValueError, match="indices_dtype must be UINT32 or UINT64"):
-        dml.max_pooling(x, window_size=[2, 2], output_indices=True, indices_dtype=np.int32)
+    with pytest.raises(ValueError, match="output_dtype must be UINT32 or UINT64"):
+        dml.max_pooling(x, window_size=[2, 2], output_indices=True, output_dtype=np.int32)
     with pytest.raises(ValueError, match="input must have 4 to 5 dimensions"):
         dml.max_pooling(g.input([1, 4, 4]), window_size=[2])
-    with pytest.raises(ValueError, match="AVERAGE_POOLING: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.average_pooling(g.input([1, 1, 4, 4], np.int32), window_size=[2, 2], **avg)
-    with pytest.raises(ValueError, match="MAX_POOLING2: input has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type FLOAT64"):
         dml.max_pooling(g.input([1, 1, 4, 4], np.float64), window_size=[2, 2])
-    with pytest.raises(TypeError):
-        dml.average_pooling(x, window_size=[2, 2])  # DirectMLX has no defaults for average pooling
+    with pytest.raises(TypeError, match="window_size"):
+        dml.average_pooling(x, strides=[2, 2])  # the window is the one thing without a default
 
 
 # --- ROI align -----------------------------------------------------------------------------------------------------
@@ -521,7 +521,7 @@ def test_roi_align_errors(device):
     batch = g.input([3], dml.TensorDataType.UINT32)
     kw = roi_kwargs(params())
     fwd = dict(out_of_bounds_input_value=0.0, output_height=2, output_width=2)
-    with pytest.raises(ValueError, match="ROI_ALIGN1: reduction_function must be AVERAGE or MAX"):
+    with pytest.raises(ValueError, match="^[^:]+: reduction_function must be AVERAGE or MAX"):
         dml.roi_align(x, rois, batch, **fwd, **{**kw, "reduction_function": RF.SUM})
     with pytest.raises(ValueError, match=r"roi must be \[num_rois, 4\]"):
         dml.roi_align(x, g.input([3, 5]), batch, **fwd, **kw)
@@ -543,7 +543,7 @@ def test_roi_align_errors(device):
         dml.roi_align(g.input([1, 1, 2, 4, 4]), rois, batch, **fwd, **kw)
     dy = g.input([3, 2, 2, 2])
     grad = dict(batch_size=1, image_height=4, image_width=4)
-    with pytest.raises(ValueError, match="ROI_ALIGN_GRAD: compute_output_gradient or compute_output_roi_gradient"):
+    with pytest.raises(ValueError, match="^[^:]+: compute_output_gradient or compute_output_roi_gradient"):
         dml.roi_align_grad(x, dy, rois, batch, **grad, compute_output_gradient=False, compute_output_roi_gradient=False, **kw)
     with pytest.raises(ValueError, match="input .* is needed for the roi gradient and for MAX"):
         dml.roi_align_grad(None, dy, rois, batch, **grad, compute_output_gradient=True, compute_output_roi_gradient=True, **kw)

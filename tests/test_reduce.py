@@ -160,7 +160,7 @@ def test_reduce_defaults_reduce_every_axis(run, rng):
                                       (RF.MAX, np.float64), (RF.ARGMAX, np.float64), (RF.SUM, np.float64)])
 def test_reduce_rejects_types_directml_does_not_support(device, f, dtype):
     g = dml.Graph(device)
-    with pytest.raises(ValueError, match="DML_OPERATOR_REDUCE: input has type"):
+    with pytest.raises(ValueError, match=r"^reduce\(\): input has type"):
         dml.reduce(g.input([2, 3], dtype), function=f)
 
 
@@ -243,13 +243,13 @@ def test_cumulative_strided_and_broadcast_input(device):
 
 def test_cumulative_errors(device):
     g = dml.Graph(device)
-    with pytest.raises(ValueError, match="DML_OPERATOR_CUMULATIVE_SUMMATION: axis 2 is out of range"):
+    with pytest.raises(ValueError, match=r"^cumulative_summation\(\): axis 2 is out of range.*\(DML_OPERATOR_CUMULATIVE_SUMMATION\)"):
         dml.cumulative_summation(g.input([2, 3]), axis=2, axis_direction=AD.INCREASING, has_exclusive_sum=False)
-    with pytest.raises(ValueError, match="DML_OPERATOR_CUMULATIVE_PRODUCT: input has type INT8"):
+    with pytest.raises(ValueError, match=r"^cumulative_product\(\): input has type INT8"):
         dml.cumulative_product(g.input([2, 3], np.int8), axis=0, axis_direction=AD.INCREASING,
                                has_exclusive_product=False)
-    with pytest.raises(TypeError):
-        dml.cumulative_summation(g.input([2, 3]), axis=0)  # DirectMLX has no defaults here
+    with pytest.raises(TypeError, match="axis"):
+        dml.cumulative_summation(g.input([2, 3]))  # the axis is the one thing without a default
 
 
 # --- top_k ---------------------------------------------------------------------------------------------------------
@@ -299,7 +299,7 @@ def test_top_k_full_sort_uint64_indices_and_strided_input(device, rng):
     g = dml.Graph(device)
     x = g.input(base.shape)
     view = dml.reinterpret(x, [3, 4], [8, 2])
-    out = dml.top_k(view, axis=1, k=4, axis_direction=AD.DECREASING, indices_dtype=np.uint64)
+    out = dml.top_k(view, axis=1, k=4, axis_direction=AD.DECREASING, output_dtype=np.uint64)
     assert out.indices.dtype == np.uint64
     values, indices = g.compile(list(out))({x: base})
     ref_v, ref_i = np_top_k(base[:, ::2], 1, 4, True)
@@ -310,14 +310,14 @@ def test_top_k_full_sort_uint64_indices_and_strided_input(device, rng):
 def test_top_k_errors(device):
     g = dml.Graph(device)
     x = g.input([2, 3, 4])
-    with pytest.raises(ValueError, match=r"DML_OPERATOR_TOP_K1: k must be in \[1, 3\]"):
+    with pytest.raises(ValueError, match=r"^top_k\(\): k must be in \[1, 3\]"):
         dml.top_k(x, axis=1, k=4, axis_direction=AD.DECREASING)  # k > the axis size, even if the last axis fits it
     with pytest.raises(ValueError, match="k must be in"):
         dml.top_k(x, axis=2, k=0, axis_direction=AD.DECREASING)
     with pytest.raises(ValueError, match="axis 3 is out of range"):
         dml.top_k(x, axis=3, k=1, axis_direction=AD.DECREASING)
-    with pytest.raises(ValueError, match="indices_dtype must be UINT32, UINT64"):
-        dml.top_k(x, axis=2, k=1, axis_direction=AD.DECREASING, indices_dtype=np.int32)
+    with pytest.raises(ValueError, match="output_dtype must be UINT32, UINT64"):
+        dml.top_k(x, axis=2, k=1, axis_direction=AD.DECREASING, output_dtype=np.int32)
     with pytest.raises(ValueError, match="input has type FLOAT64"):
         dml.top_k(g.input([4], np.float64), axis=0, k=1, axis_direction=AD.DECREASING)
 
@@ -352,5 +352,5 @@ def test_non_zero_coordinates_strided_and_errors(device):
     count, coords = g.compile(list(out))({x: a})
     assert count[0] == 1
     np.testing.assert_array_equal(coords[0], [1, 0])
-    with pytest.raises(ValueError, match="DML_OPERATOR_NONZERO_COORDINATES: input has type INT64"):
+    with pytest.raises(ValueError, match=r"^non_zero_coordinates\(\): input has type INT64"):
         dml.non_zero_coordinates(g.input([3], np.int64))

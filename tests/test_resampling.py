@@ -140,22 +140,22 @@ def test_resample_errors(device):
     g = dml.Graph(device)
     x = g.input([2, 3])
     ok = dict(output_sizes=[4, 6], mode=LINEAR)
-    with pytest.raises(ValueError, match="RESAMPLE2: output_sizes needs one value per dimension \\(2\\)"):
+    with pytest.raises(ValueError, match="^[^:]+: output_sizes needs one value per dimension \\(2\\)"):
         dml.resample(x, **{**ok, "output_sizes": [4]})
-    with pytest.raises(ValueError, match="RESAMPLE2: output_sizes must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: output_sizes must be positive"):
         dml.resample(x, **{**ok, "output_sizes": [4, 0]})
-    with pytest.raises(ValueError, match="RESAMPLE2: scales needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: scales needs one value per dimension"):
         dml.resample(x, **ok, scales=[2.0])
     for bad in (0.0, -1.0, float("inf"), float("nan")):
-        with pytest.raises(ValueError, match="RESAMPLE2: scales must be positive and finite"):
+        with pytest.raises(ValueError, match="^[^:]+: scales must be positive and finite"):
             dml.resample(x, **ok, scales=[2.0, bad])
-    with pytest.raises(ValueError, match="RESAMPLE2: input_pixel_offsets must be finite"):
+    with pytest.raises(ValueError, match="^[^:]+: input_pixel_offsets must be finite"):
         dml.resample(x, **ok, input_pixel_offsets=[0.5, float("nan")])
-    with pytest.raises(ValueError, match="RESAMPLE2: output_pixel_offsets needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: output_pixel_offsets needs one value per dimension"):
         dml.resample(x, **ok, output_pixel_offsets=[0.5, 0.5, 0.5])
-    with pytest.raises(ValueError, match="RESAMPLE2: input has type INT32; allowed: FLOAT32, FLOAT16"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32; allowed: FLOAT32, FLOAT16"):
         dml.resample(g.input([2, 3], np.int32), **ok)
-    with pytest.raises(ValueError, match="RESAMPLE2: input must have 1 to 4 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: input must have 1 to 4 dimensions"):
         dml.resample(g.input([1, 1, 1, 2, 3]), output_sizes=[1, 1, 1, 4, 6], mode=NN)
 
 
@@ -189,9 +189,9 @@ def test_resample_grad_is_the_adjoint_with_default_scales(device):
 def test_resample_grad_errors(device):
     g = dml.Graph(device)
     dy = g.input([4, 6])
-    with pytest.raises(ValueError, match="RESAMPLE_GRAD1: output_sizes needs one value per dimension"):
+    with pytest.raises(ValueError, match="^[^:]+: output_sizes needs one value per dimension"):
         dml.resample_grad(dy, output_sizes=[2, 3, 1], mode=NN)
-    with pytest.raises(ValueError, match="RESAMPLE_GRAD1: input_gradient has type FLOAT64"):
+    with pytest.raises(ValueError, match="^[^:]+: input_gradient has type FLOAT64"):
         dml.resample_grad(g.input([4, 6], np.float64), output_sizes=[2, 3], mode=NN)
 
 
@@ -230,15 +230,15 @@ def test_upsample_2d_strided_input(device):
 def test_upsample_2d_errors(device):
     g = dml.Graph(device)
     x = g.input([1, 2, 3, 4])
-    with pytest.raises(ValueError, match="UPSAMPLE_2D: scale_size is \\(height, width\\), got 3 values"):
+    with pytest.raises(ValueError, match="^[^:]+: scale_size is \\(height, width\\), got 3 values"):
         dml.upsample_2d(x, scale_size=[1, 2, 3], interpolation_mode=NN)
-    with pytest.raises(ValueError, match="UPSAMPLE_2D: scale_size must be positive"):
+    with pytest.raises(ValueError, match="^[^:]+: scale_size must be positive"):
         dml.upsample_2d(x, scale_size=[0, 2], interpolation_mode=NN)
-    with pytest.raises(ValueError, match="UPSAMPLE_2D: input must have 4 to 5 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: input must have 4 to 5 dimensions"):
         dml.upsample_2d(g.input([2, 3, 4]), scale_size=[2, 2], interpolation_mode=NN)
-    with pytest.raises(ValueError, match="UPSAMPLE_2D: input has type UINT8"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type UINT8"):
         dml.upsample_2d(g.input([1, 2, 3, 4], np.uint8), scale_size=[2, 2], interpolation_mode=NN)
-    with pytest.raises(ValueError, match="UPSAMPLE_2D: the output size .* exceeds 32 bits"):
+    with pytest.raises(ValueError, match="^[^:]+: the output size .* exceeds 32 bits"):
         dml.upsample_2d(x, scale_size=[2 ** 31, 1], interpolation_mode=NN)
 
 
@@ -263,13 +263,13 @@ def test_value_scale_2d_broadcast_input(device):
 
 def test_value_scale_2d_errors(device):
     g = dml.Graph(device)
-    with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* 1 or 3"):
+    with pytest.raises(ValueError, match="^[^:]+: bias needs one value per channel, .* 1 or 3"):
         dml.value_scale_2d(g.input([1, 3, 2, 2]), scale=1.0, bias=[1.0, 2.0])
-    with pytest.raises(ValueError, match="VALUE_SCALE_2D: bias needs one value per channel, .* has 2"):
+    with pytest.raises(ValueError, match="^[^:]+: bias needs one value per channel, .* has 2"):
         dml.value_scale_2d(g.input([1, 2, 2, 2]), scale=1.0, bias=[1.0, 2.0])
-    with pytest.raises(ValueError, match="VALUE_SCALE_2D: input must have 4 dimensions"):
+    with pytest.raises(ValueError, match="^[^:]+: input must have 4 dimensions"):
         dml.value_scale_2d(g.input([3, 2, 2]), scale=1.0, bias=[1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="VALUE_SCALE_2D: input has type INT32"):
+    with pytest.raises(ValueError, match="^[^:]+: input has type INT32"):
         dml.value_scale_2d(g.input([1, 1, 2, 2], np.int32), scale=1.0, bias=[1.0])
 
 

@@ -204,7 +204,7 @@ def run(args, **env):
     (["mobilenet.py"], "mobilenetv20_output_pred_weight.npy"),
     (["superres.py", "--output", "{tmp}/superres.png"], "672 x 672"),
     (["candy.py", "--size", "64", "--output", "{tmp}/candy.png"], "candy_tensor_data"),
-    (["candy.py", "{data}/dog2.jpg", "mosaic", "--size", "64", "--output", "{tmp}/mosaic.png"], "mosaic"),
+    (["candy.py", "{data}/dog2.jpg", "--style", "mosaic", "--size", "64", "--output", "{tmp}/mosaic.png"], "mosaic"),
 ])
 def test_sample_program_runs(program, expect, tmp_path):
     needs()
@@ -234,7 +234,8 @@ def test_mobilenet_program_classifies_with_the_classifier_weight(tmp_path):
 def test_sample_program_without_data_says_where_it_comes_from(name, tmp_path):
     code, out = run([SAMPLES / name], DIRECTML_SAMPLE_DATA=str(tmp_path / "missing"))
     assert code != 0
-    assert "sample-data folder of the project's shared directory" in out and "Traceback" not in out
+    assert out.startswith("error: no sample data in") and "python samples/fetch_data.py" in out
+    assert "Traceback" not in out
 
 
 def test_weights_read_without_numpys_python2_fallback(monkeypatch):
@@ -252,3 +253,28 @@ def test_weights_read_without_numpys_python2_fallback(monkeypatch):
     for name, array in want.items():
         assert got[name].dtype == array.dtype
         np.testing.assert_array_equal(got[name], array)
+
+
+def test_candy_says_a_style_given_as_the_image_is_a_style(tmp_path):
+    code, out = run([SAMPLES / "candy.py", "la_muse"], DIRECTML_SAMPLE_DATA=str(tmp_path))
+    assert code != 0 and "la_muse is a style, not an image: pass it as --style la_muse" in out
+
+
+@pytest.mark.parametrize("name", ["mnist.py", "squeezenet.py", "mobilenet.py", "superres.py", "candy.py"])
+def test_a_missing_image_is_named_before_the_data_is_looked_for(name, tmp_path):
+    code, out = run([SAMPLES / name, "/missing.png"], DIRECTML_SAMPLE_DATA=str(tmp_path / "no-data-either"))
+    assert code != 0 and out.strip() == "error: the image /missing.png does not exist"
+
+
+@pytest.mark.parametrize("name", ["matmul.py", "dtypes.py"])
+def test_a_device_this_machine_lacks_is_one_error_line(name):
+    try:
+        import directml as dml
+        dml.Device("cuda")
+        pytest.skip("this machine opens a cuda device")
+    except dml.DeviceError:
+        pass
+    code, out = run([SAMPLES / name, "--device", "cuda"])
+    assert code != 0 and out.startswith("error: cannot open a cuda device: ") and out.count("\n") == 1, out
+    if not sample("sample_device").has_nvidia_driver():
+        assert "this machine has no NVIDIA driver" in out

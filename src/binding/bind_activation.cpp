@@ -22,7 +22,7 @@ std::string short_name(AF f) {
 }
 
 void def_activation(nb::module_& m, const char* name, AF f, const char* doc) {
-    m.def(name, [f](const Expression& x) { return activation(x, make(f)); }, "x"_a, doc);
+    def(m, name, [f](const Expression& x) { return activation(x, make(f)); }, "x"_a, doc);
 }
 
 }  // namespace
@@ -70,39 +70,39 @@ void bind_activation(nb::module_& m) {
     def_activation(m, "activation_tanh", AF::Tanh, "tanh x.");
     def_activation(m, "activation_softsign", AF::Softsign, "x / (1 + |x|).");
     def_activation(m, "activation_gelu", AF::Gelu, "x * Phi(x), the exact (erf) form.");
-    m.def("activation_leaky_relu", [](const Expression& x, float a) { return activation(x, make(AF::LeakyRelu, a)); },
+    def(m, "activation_leaky_relu", [](const Expression& x, float a) { return activation(x, make(AF::LeakyRelu, a)); },
           "x"_a, nb::kw_only(), "alpha"_a = 0.01f, "x if x >= 0 else alpha * x.");
-    m.def("activation_elu", [](const Expression& x, float a) { return activation(x, make(AF::Elu, a)); }, "x"_a,
+    def(m, "activation_elu", [](const Expression& x, float a) { return activation(x, make(AF::Elu, a)); }, "x"_a,
           nb::kw_only(), "alpha"_a = 1.0f, "x if x >= 0 else alpha * (e^x - 1).");
-    m.def("activation_celu", [](const Expression& x, float a) { return activation(x, make(AF::Celu, a)); }, "x"_a,
+    def(m, "activation_celu", [](const Expression& x, float a) { return activation(x, make(AF::Celu, a)); }, "x"_a,
           nb::kw_only(), "alpha"_a = 1.0f, "max(0, x) + min(0, alpha * (e^(x/alpha) - 1)).");
-    m.def("activation_hard_sigmoid", [](const Expression& x, float a, float b) { return activation(x, make(AF::HardSigmoid, a, b)); },
+    def(m, "activation_hard_sigmoid", [](const Expression& x, float a, float b) { return activation(x, make(AF::HardSigmoid, a, b)); },
           "x"_a, nb::kw_only(), "alpha"_a = 0.2f, "beta"_a = 0.5f, "max(0, min(alpha * x + beta, 1)).");
-    m.def("activation_linear", [](const Expression& x, float a, float b) { return activation(x, make(AF::Linear, a, b)); },
+    def(m, "activation_linear", [](const Expression& x, float a, float b) { return activation(x, make(AF::Linear, a, b)); },
           "x"_a, nb::kw_only(), "alpha"_a, "beta"_a, "alpha * x + beta.");
-    m.def("activation_parametric_softplus",
+    def(m, "activation_parametric_softplus",
           [](const Expression& x, float a, float b) { return activation(x, make(AF::ParametricSoftplus, a, b)); }, "x"_a,
           nb::kw_only(), "alpha"_a, "beta"_a, "alpha * ln(1 + e^(beta * x)).");
-    m.def("activation_scaled_elu", [](const Expression& x, float a, float g) { return activation(x, make(AF::ScaledElu, a, g)); },
+    def(m, "activation_scaled_elu", [](const Expression& x, float a, float g) { return activation(x, make(AF::ScaledElu, a, g)); },
           "x"_a, nb::kw_only(), "alpha"_a = 1.67326319217681884765625f, "gamma"_a = 1.05070102214813232421875f,
           "gamma * (x if x > 0 else alpha * (e^x - 1)).");
-    m.def("activation_scaled_tanh", [](const Expression& x, float a, float b) { return activation(x, make(AF::ScaledTanh, a, b)); },
+    def(m, "activation_scaled_tanh", [](const Expression& x, float a, float b) { return activation(x, make(AF::ScaledTanh, a, b)); },
           "x"_a, nb::kw_only(), "alpha"_a = 1.0f, "beta"_a = 0.5f, "alpha * tanh(beta * x).");
-    m.def("activation_softplus", [](const Expression& x, float s) { return activation(x, make(AF::Softplus, s)); }, "x"_a,
+    def(m, "activation_softplus", [](const Expression& x, float s) { return activation(x, make(AF::Softplus, s)); }, "x"_a,
           nb::kw_only(), "steepness"_a = 1.0f, "ln(1 + e^(steepness * x)) / steepness.");
-    m.def("activation_thresholded_relu", [](const Expression& x, float a) { return activation(x, make(AF::ThresholdedRelu, a)); },
+    def(m, "activation_thresholded_relu", [](const Expression& x, float a) { return activation(x, make(AF::ThresholdedRelu, a)); },
           "x"_a, nb::kw_only(), "alpha"_a = 1.0f, "x if x > alpha else 0.");
-    m.def("activation_swish", [](const Expression& x, float s) { return activation(x, make(AF::Swish, s)); }, "x"_a,
+    def(m, "activation_swish", [](const Expression& x, float s) { return activation(x, make(AF::Swish, s)); }, "x"_a,
           nb::kw_only(), "sigmoid_input_scale"_a = 1.0f, "x * sigmoid(sigmoid_input_scale * x) (SiLU at 1).");
-    m.def("activation_hard_swish", [](const Expression& x, float a, float b) { return activation(x, make(AF::HardSwish, a, b)); },
+    def(m, "activation_hard_swish", [](const Expression& x, float a, float b) { return activation(x, make(AF::HardSwish, a, b)); },
           "x"_a, nb::kw_only(), "alpha"_a = 1.0f / 6.0f, "beta"_a = 0.5f, "x * max(0, min(alpha * x + beta, 1)).");
-    m.def("activation_parameterized_relu", &activation_parameterized_relu, "x"_a, "slope"_a,
+    def(m, "activation_parameterized_relu", &activation_parameterized_relu, "x"_a, "slope"_a,
           "x if x >= 0 else slope * x, slope a tensor of x's shape and type.");
-    m.def("activation_shrink", [](const Expression& x, float bias, float t) { return activation(x, make(AF::Shrink, bias, t)); },
+    def(m, "activation_shrink", [](const Expression& x, float bias, float t) { return activation(x, make(AF::Shrink, bias, t)); },
           "x"_a, nb::kw_only(), "bias"_a = 0.0f, "threshold"_a = 0.5f, "x -/+ bias outside [-threshold, threshold], else 0.");
 
     auto def_softmax = [&](const char* name, SoftmaxFunction f, const char* doc) {
-        m.def(name, [f](const Expression& x, std::optional<std::vector<uint32_t>> axes) { return activation_softmax(x, f, axes); },
+        def(m, name, [f](const Expression& x, std::optional<std::vector<uint32_t>> axes) { return activation_softmax(x, f, axes); },
               "x"_a, nb::kw_only(), "axes"_a = nb::none(), doc);
     };
     def_softmax("activation_softmax", SoftmaxFunction::Softmax, "Softmax over `axes` (default: the last axis).");

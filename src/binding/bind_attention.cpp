@@ -7,6 +7,10 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(MultiheadAttentionOutputs);
+}  // namespace py
+
 void bind_attention(nb::module_& m) {
     using MT = MultiheadAttentionMaskType;
     nb::enum_<MT>(m, "MultiheadAttentionMaskType", "DML_MULTIHEAD_ATTENTION_MASK_TYPE.")
@@ -15,10 +19,11 @@ void bind_attention(nb::module_& m) {
         .value("KEY_SEQUENCE_END_START", MT::KeySequenceEndStart)
         .value("KEY_QUERY_SEQUENCE_LENGTH_START_END", MT::KeyQuerySequenceLengthStartEnd)
         .value("BOOLEAN", MT::Boolean);
-    nb::handle attention_outputs = outputs_type(m, "MultiheadAttentionOutputs", "output present_key present_value");
+    Outputs<py::MultiheadAttentionOutputs> attention_outputs(m, "output present_key present_value",
+                                                         {"present_key", "present_value"});
 
     using E = std::optional<Expression>;
-    m.def("multihead_attention",
+    def(m, "multihead_attention",
           [attention_outputs](E query, E key, E value, E stacked_query_key, E stacked_key_value,
                               E stacked_query_key_value, E bias, E mask, E relative_position_bias, E past_key,
                               E past_value, uint32_t head_count, std::optional<float> scale, float mask_filter_value,

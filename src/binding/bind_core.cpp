@@ -5,6 +5,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <list>
+
 #include "../core/errors.h"
 #include "../core/ops/elementwise.h"
 #include "../core/ops/operator_table.h"
@@ -39,6 +42,26 @@ uint32_t resolve_key(const Graph& graph, nb::handle key) {
                     std::string(nb::str(nb::type_name(key.type())).c_str()));
 }
 
+// The memory a bound value gives a tensor: a Buffer's, or a device tensor's own (DLPack, no copy), either of the
+// exact dtype and a shape that fits; or a host array converted under the cast rules (kept alive in `keep` while a
+// borrowed view of it is in use).
+std::shared_ptr<Memory> bound_memory(const std::shared_ptr<Device>& device, nb::handle value, const TensorDesc& desc,
+                                     const std::string& who, bool allow_borrow, std::vector<nb::object>& keep) {
+    if (nb::isinstance<Buffer>(value) || is_device_dlpack(value)) {
+        auto buffer = nb::isinstance<Buffer>(value) ? nb::cast<std::shared_ptr<Buffer>>(value)
+                                                    : import_dlpack(device, value, nb::none(), who);
+        check_buffer_fits(*buffer, desc, *device, who);
+        return buffer->memory;
+    }
+    HostValue host = as_host_value(value, who);
+    keep.push_back(nb::cast(host.array));
+    return array_to_memory(*device, host, desc, who, allow_borrow);
+}
+
+std::string input_kind_name(InputKind kind) {
+    return kind == InputKind::Plain ? "input" : kind == InputKind::Owned ? "owned input" : "constant";
+}
+
 struct PythonOperator {
     std::shared_ptr<Graph> graph;
     std::shared_ptr<CompiledOperator> op;
@@ -54,16 +77,8 @@ struct PythonOperator {
             uint32_t index = resolve_key(*graph, key);
             uint32_t slot = op->slot_for(index, phase);
             const TensorDesc& desc = op->graph().inputs[slot].desc;
-            std::string who = op->describe_input(index);
-            if (nb::isinstance<Buffer>(value)) {
-                auto buffer = nb::cast<std::shared_ptr<Buffer>>(value);
-                check_buffer_fits(*buffer, desc, *op->device(), who);
-                out.push_back({slot, buffer->memory});
-            } else {
-                HostArray a = as_host_array(value, who);
-                keep.push_back(nb::cast(a));  // the array stays alive while a borrowed view of it is used
-                out.push_back({slot, array_to_memory(*op->device(), a, desc, who, phase == CompiledOperator::Phase::Dispatch)});
-            }
+            out.push_back({slot, bound_memory(op->device(), value, desc, op->describe_input(index),
+                                              phase == CompiledOperator::Phase::Dispatch, keep)});
         }
         return out;
     }
@@ -92,22 +107,57 @@ struct PythonOperator {
         }
         return result;
     }
+
+    // CompiledOperator(cpu, inputs=['x' FLOAT32[1, 4], ...], outputs=[FLOAT32[1, 2]], initialized=True, ...).
+    std::string repr() const {
+        const CompiledGraph& g = op->graph();
+        std::string inputs, outputs;
+        for (const auto& in : g.inputs)
+            inputs += (inputs.empty() ? "" : ", ") + (in.kind == InputKind::Plain ? "" : input_kind_name(in.kind) + " ") +
+                      "'" + in.name + "' " + in.desc.to_string();
+        for (const Value& v : g.outputs)
+            outputs += (outputs.empty() ? "" : ", ") + g.nodes[v.index].outputs[v.output].to_string();
+        return "CompiledOperator(" + op->device()->kind() + ", inputs=[" + inputs + "], outputs=[" + outputs +
+               "], initialized=" + (op->initialized() ? "True" : "False") +
+               ", temporary_size=" + std::to_string(op->temporary_size()) +
+               ", persistent_size=" + std::to_string(op->persistent_size()) +
+               ", descriptor_count=" + std::to_string(op->descriptor_count()) + ")";
+    }
 };
 
+// Expression(FLOAT32[1, 4], input 'x'), Expression(FLOAT32[1, 2], output 0 of DML_OPERATOR_GEMM).
+std::string expression_repr(const Expression& e) {
+    std::string source;
+    if (e.value.source == Value::Source::Input) {
+        const GraphInput& in = e.graph->inputs()[e.value.index];
+        source = input_kind_name(in.kind) + " '" + in.name + "'";
+        if (!(e.desc == in.desc)) source = "a view of " + source;
+    } else {
+        const Node& node = e.graph->nodes()[e.value.index];
+        source = "output " + std::to_string(e.value.output) + " of " + node.desc->type_name();
+        if (!(e.desc == node.outputs[e.value.output])) source = "a view of " + source;
+    }
+    return "Expression(" + describe(e) + ", " + source + ")";
+}
+
 std::shared_ptr<Buffer> make_buffer(const std::shared_ptr<Device>& device, nb::handle array, nb::handle dtype) {
-    HostArray a = as_host_array(array, "Buffer");
-    Sizes shape = tensor_shape_of(a, "Buffer");
-    DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
+    if (is_device_dlpack(array))
+        throw TypeError("Buffer: the " + std::string(nb::str(nb::type_name(array.type())).c_str()) +
+                        " is in device memory; dml.Buffer.from_dlpack(device, tensor) wraps it without a copy");
+    HostValue host = as_host_value(array, "Buffer");
+    Sizes shape = tensor_shape_of(host.array, "Buffer");
+    DataType type = dtype.is_none() ? to_data_type(nb::cast(host.array).attr("dtype")) : to_data_type(dtype);
     TensorDesc desc = make_tensor_desc("Buffer", type, shape);
-    auto memory = array_to_memory(*device, a, desc, "Buffer", false);
+    auto memory = array_to_memory(*device, host, desc, "Buffer", false);
     return std::make_shared<Buffer>(Buffer{memory, type, shape});
 }
 
 Expression graph_constant(Graph& g, nb::handle data, nb::handle dtype, std::optional<std::vector<int64_t>> sizes,
                           std::optional<std::string> name) {
     std::string who = "constant" + (name ? " '" + *name + "'" : std::string());
-    if (nb::isinstance<Buffer>(data)) {
-        auto buffer = nb::cast<std::shared_ptr<Buffer>>(data);
+    if (nb::isinstance<Buffer>(data) || is_device_dlpack(data)) {
+        auto buffer = nb::isinstance<Buffer>(data) ? nb::cast<std::shared_ptr<Buffer>>(data)
+                                                   : import_dlpack(g.device(), data, nb::none(), who);
         DataType type = dtype.is_none() ? buffer->data_type : to_data_type(dtype);
         TensorDesc desc = make_tensor_desc(who, type, sizes ? to_sizes(*sizes, who + " sizes") : buffer->shape);
         check_buffer_fits(*buffer, desc, *g.device(), who);
@@ -119,11 +169,11 @@ Expression graph_constant(Graph& g, nb::handle data, nb::handle dtype, std::opti
         }
         return g.constant(std::move(bytes), desc, name);
     }
-    HostArray a = as_host_array(data, who);
-    DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
-    Sizes shape = sizes ? to_sizes(*sizes, who + " sizes") : tensor_shape_of(a, who);
+    HostValue host = as_host_value(data, who);
+    DataType type = dtype.is_none() ? to_data_type(nb::cast(host.array).attr("dtype")) : to_data_type(dtype);
+    Sizes shape = sizes ? to_sizes(*sizes, who + " sizes") : tensor_shape_of(host.array, who);
     TensorDesc desc = make_tensor_desc(who, type, shape);
-    return g.constant(array_to_bytes(a, desc, who), desc, name);
+    return g.constant(array_to_bytes(host, desc, who), desc, name);
 }
 
 nb::object dtype_of(const Expression& e) { return to_numpy_dtype(e.data_type()); }
@@ -135,8 +185,8 @@ const auto kDtypeSig = nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype
 // The Buffer's contents in new memory of its device (what __dlpack__(copy=True) exports).
 Buffer copy_buffer(const Buffer& b) {
     Device& device = *b.memory->device;
-    std::vector<std::byte> host(b.nbytes());
     auto memory = device.allocate(b.nbytes());
+    std::vector<std::byte> host = host_bytes(b.nbytes(), "the Buffer copy");
     nb::gil_scoped_release release;
     device.download(*b.memory, host.data(), host.size());
     device.upload(*memory, host.data(), host.size());
@@ -144,6 +194,42 @@ Buffer copy_buffer(const Buffer& b) {
 }
 
 }  // namespace
+
+nb::handle typed_outputs_type(nb::module_& m, const char* name, const char* fields,
+                              std::initializer_list<std::string_view> optional) {
+    nb::handle type = outputs_type(m, name, fields);
+    type.attr("__module__") = m.attr("__name__");
+    nb::object property = nb::module_::import_("builtins").attr("property");
+    static std::list<std::string> sigs;  // nb::sig keeps the pointer
+    std::string_view all(fields);
+    for (size_t i = 0, start = 0; start < all.size(); ++i) {
+        size_t end = std::min(all.find(' ', start), all.size());
+        const std::string field(all.substr(start, end - start));
+        start = end + 1;
+        const bool maybe_none = std::find(optional.begin(), optional.end(), field) != optional.end();
+        // A field that shadows a tuple method (count, index) is typed Any: type checkers refuse another type there.
+        const std::string result = nb::hasattr(nb::handle((PyObject*)&PyTuple_Type), field.c_str()) ? "typing.Any"
+                                   : maybe_none ? "Expression | None" : "Expression";
+        const std::string& sig = sigs.emplace_back("def " + field + "(self, /) -> " + result);
+        type.attr(field.c_str()) = property(nb::cpp_function(
+            [i](nb::handle self) { return nb::borrow(PyTuple_GetItem(self.ptr(), Py_ssize_t(i))); }, nb::is_method(),
+            nb::sig(sig.c_str())));
+    }
+    return type;
+}
+
+std::string call_error(std::string_view call, std::string_view message) {
+    // A message that already names the function ("fill_value_constant: ...") loses that name; a DirectML type
+    // that leads it moves to the end.
+    const std::string_view name = call.substr(0, call.find('('));
+    if (message.starts_with(name) && message.substr(name.size()).starts_with(": ")) message.remove_prefix(name.size() + 2);
+    std::string out(call);
+    if (message.starts_with("DML_OPERATOR_")) {
+        if (size_t colon = message.find(": "); colon != std::string_view::npos)
+            return out.append(": ").append(message.substr(colon + 2)).append(" (").append(message.substr(0, colon)).append(")");
+    }
+    return out.append(": ").append(message);
+}
 
 void check_buffer_fits(const Buffer& buffer, const TensorDesc& desc, const Device& device, const std::string& who) {
     if (buffer.memory->device.get() != &device)
@@ -153,12 +239,7 @@ void check_buffer_fits(const Buffer& buffer, const TensorDesc& desc, const Devic
         throw ValueError(who + ": the Buffer holds " + std::string(data_type_name(buffer.data_type)) +
                          " but the tensor is " + std::string(data_type_name(desc.data_type)) +
                          " (a Buffer is never converted)");
-    uint64_t count = 1;
-    for (uint32_t s : buffer.shape) count *= s;
-    if (count != desc.element_count())
-        throw ValueError(who + ": the Buffer holds " + std::to_string(count) + " elements " +
-                         sizes_to_string(buffer.shape) + " but the tensor " + desc.to_string() + " needs " +
-                         std::to_string(desc.element_count()));
+    check_shape_fits(buffer.shape, desc, who + " (a Buffer)");
 }
 
 void bind_core(nb::module_& m) {
@@ -211,6 +292,14 @@ void bind_core(nb::module_& m) {
 
     nb::class_<Buffer>(m, "Buffer", "A tensor resident on a device; binds in place of an array.")
         .def(nb::new_(&make_buffer), "device"_a, "array"_a, "dtype"_a = nb::none())
+        .def_static("from_dlpack",
+                    [](const std::shared_ptr<Device>& device, nb::handle tensor, nb::handle stream) {
+                        return import_dlpack(device, tensor, stream, "Buffer.from_dlpack");
+                    },
+                    "device"_a, "tensor"_a, nb::kw_only(), "stream"_a = nb::none(),
+                    "The memory of any DLPack tensor on `device` (a NumPy array on cpu, a PyTorch or CuPy tensor on "
+                    "cuda) as a Buffer, without a copy: its dtype and shape as they are; it must be packed in C "
+                    "order. `stream` goes to tensor.__dlpack__ (the stream the data must be ready on).")
         .def_prop_ro("shape", [](const Buffer& b) { return to_tuple(b.shape); })
         .def_prop_ro("dtype", [](const Buffer& b) { return to_numpy_dtype(b.data_type); }, kDtypeSig)
         .def_prop_ro("nbytes", &Buffer::nbytes)
@@ -244,8 +333,8 @@ void bind_core(nb::module_& m) {
                  return nb::typed<nb::tuple, int, int>(nb::make_tuple(d.type, d.id));
              })
         .def("__repr__", [](const Buffer& b) {
-            return "Buffer(" + std::string(data_type_name(b.data_type)) + sizes_to_string(b.shape) + ", " +
-                   b.memory->device->kind() + ")";
+            return "Buffer(" + std::string(data_type_name(b.data_type)) + sizes_to_string(b.shape) + ", device='" +
+                   b.memory->device->kind() + "', nbytes=" + std::to_string(b.nbytes()) + ")";
         });
 
     auto expression = nb::class_<Expression>(m, "Expression", "One output of one node of a graph (possibly a strided view).")
@@ -262,7 +351,7 @@ void bind_core(nb::module_& m) {
             return std::nullopt;
         }, "The name of a graph input; None for anything else.")
         .def_prop_ro("graph", [](const Expression& e) { return e.graph; })
-        .def("__repr__", [](const Expression& e) { return "Expression(" + describe(e) + ")"; });
+        .def("__repr__", &expression_repr);
     bind_expression_operators(expression);
     // NumPy defers to Expression's operators: `array + x` is a TypeError, not an object array of Expressions.
     expression.attr("__array_ufunc__") = nb::none();
@@ -276,7 +365,8 @@ void bind_core(nb::module_& m) {
         .def_prop_ro("temporary_size", [](const PythonOperator& p) { return p.op->temporary_size(); })
         .def_prop_ro("persistent_size", [](const PythonOperator& p) { return p.op->persistent_size(); })
         .def_prop_ro("descriptor_count", [](const PythonOperator& p) { return p.op->descriptor_count(); })
-        .def_prop_ro("device", [](const PythonOperator& p) { return p.op->device(); });
+        .def_prop_ro("device", [](const PythonOperator& p) { return p.op->device(); })
+        .def("__repr__", &PythonOperator::repr);
 
     nb::class_<Graph>(m, "Graph", "A graph of DirectML operators under construction, for one device.")
         .def(nb::new_([](std::shared_ptr<Device> device) { return Graph::create(std::move(device)); }), "device"_a)
@@ -294,9 +384,13 @@ void bind_core(nb::module_& m) {
                  return PythonOperator{g, std::make_shared<CompiledOperator>(g, outputs)};
              },
              "outputs"_a, "Compiles the graph's outputs for its device.")
-        .def_prop_ro("device", [](const Graph& g) { return g.device(); });
+        .def_prop_ro("device", [](const Graph& g) { return g.device(); })
+        .def("__repr__", [](const Graph& g) {
+            return "Graph(" + g.device()->kind() + ", inputs=" + std::to_string(g.inputs().size()) +
+                   ", nodes=" + std::to_string(g.nodes().size()) + ")";
+        });
 
-    m.def("broadcast",
+    def(m, "broadcast",
           [](nb::typed<nb::object, Expression> x, std::vector<int64_t> shape) -> nb::typed<nb::object, Expression> {
               if (!nb::isinstance<Expression>(x))
                   throw TypeError("broadcast: x must be an Expression, not " +
@@ -307,7 +401,7 @@ void bind_core(nb::module_& m) {
               return nb::cast(broadcast(e, s));
           },
           "x"_a, "shape"_a, "A zero-stride view of x at `shape`, by NumPy's broadcasting rules.");
-    m.def("reinterpret",
+    def(m, "reinterpret",
           [](const Expression& x, std::vector<int64_t> sizes, std::optional<std::vector<int64_t>> strides, nb::handle dtype) {
               std::optional<Strides> st;
               if (strides) st = to_strides(*strides, "reinterpret strides");

@@ -3,6 +3,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 
 #include <list>
 
@@ -38,56 +40,69 @@ nb::object expr_binary(const Expression& a, nb::handle b, BinaryFunction f, bool
     return nb::cast(reflected ? binary(c, a, f) : binary(a, c, f));
 }
 
+// A scale_bias argument: a dml.ScaleBias, or a (scale, bias) tuple as DirectMLX's brace-initialized struct is (the
+// stubs say both, so type checkers take the tuple too).
+using ScaleBiasArgument = std::optional<std::variant<ScaleBias, std::tuple<float, float>>>;
+
+std::optional<ScaleBias> to_scale_bias(const ScaleBiasArgument& a) {
+    if (!a) return std::nullopt;
+    if (const auto* t = std::get_if<std::tuple<float, float>>(&*a)) return ScaleBias{std::get<0>(*t), std::get<1>(*t)};
+    return std::get<ScaleBias>(*a);
+}
+
 void def_unary(nb::module_& m, const char* name, UnaryFunction f, const char* doc) {
-    m.def(name, [f](const Expression& x, std::optional<ScaleBias> sb) { return unary(x, f, sb); }, "x"_a,
+    def(m, name, [f](const Expression& x, ScaleBiasArgument sb) { return unary(x, f, to_scale_bias(sb)); }, "x"_a,
           nb::kw_only(), "scale_bias"_a = nb::none(), doc);
 }
 
 void def_plain_unary(nb::module_& m, const char* name, UnaryFunction f, const char* doc) {
-    m.def(name, [f](const Expression& x) { return unary(x, f, std::nullopt); }, "x"_a, doc);
+    def(m, name, [f](const Expression& x) { return unary(x, f, std::nullopt); }, "x"_a, doc);
 }
 
 void def_binary(nb::module_& m, const char* name, BinaryFunction f, const char* doc) {
-    m.def(name, [f](const Expression& a, const Expression& b) { return binary(a, b, f); }, "a"_a, "b"_a, doc);
+    def(m, name, [f](const Expression& a, const Expression& b) { return binary(a, b, f); }, "a"_a, "b"_a, doc);
 }
 
 void def_compare(nb::module_& m, const char* name, CompareFunction f, const char* doc) {
-    m.def(name, [f](const Expression& a, const Expression& b, nb::handle t) { return compare(a, b, f, to_data_type(t)); },
-          "a"_a, "b"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8), doc);
+    def(m, name, [f](const Expression& a, const Expression& b, nb::handle t) { return compare(a, b, f, to_data_type(t)); },
+          "a"_a, "b"_a, nb::kw_only(), "output_dtype"_a = nb::cast(DataType::UInt8), doc);
 }
 
 }  // namespace
 
 void bind_expression_operators(nb::class_<Expression>& cls) {
-    auto def = [&](const char* name, BinaryFunction f, bool reflected) {
+    // `symbol` names the operation in errors ("a + b: operand shapes differ ...").
+    auto def = [&](const char* name, const char* symbol, BinaryFunction f, bool reflected) {
         // The signature tells type checkers the result is an Expression (NotImplemented is the protocol's).
         static std::list<std::string> sigs;  // nb::sig keeps the pointer
         const std::string& sig =
             sigs.emplace_back(std::string("def ") + name + "(self, other: Expression | int | float, /) -> Expression");
-        cls.def(name, [f, reflected](const Expression& a, nb::handle b) { return expr_binary(a, b, f, reflected); },
+        cls.def(name,
+                leading_with_call(std::string("a ") + symbol + " b",
+                                  [f, reflected](const Expression& a, nb::handle b) { return expr_binary(a, b, f, reflected); }),
                 nb::is_operator(), nb::sig(sig.c_str()));
     };
-    def("__add__", BinaryFunction::Add, false);
-    def("__radd__", BinaryFunction::Add, true);
-    def("__sub__", BinaryFunction::Subtract, false);
-    def("__rsub__", BinaryFunction::Subtract, true);
-    def("__mul__", BinaryFunction::Multiply, false);
-    def("__rmul__", BinaryFunction::Multiply, true);
-    def("__truediv__", BinaryFunction::Divide, false);
-    def("__rtruediv__", BinaryFunction::Divide, true);
-    def("__mod__", BinaryFunction::ModulusFloor, false);  // floored, like Python's %
-    def("__rmod__", BinaryFunction::ModulusFloor, true);
+    def("__add__", "+", BinaryFunction::Add, false);
+    def("__radd__", "+", BinaryFunction::Add, true);
+    def("__sub__", "-", BinaryFunction::Subtract, false);
+    def("__rsub__", "-", BinaryFunction::Subtract, true);
+    def("__mul__", "*", BinaryFunction::Multiply, false);
+    def("__rmul__", "*", BinaryFunction::Multiply, true);
+    def("__truediv__", "/", BinaryFunction::Divide, false);
+    def("__rtruediv__", "/", BinaryFunction::Divide, true);
+    def("__mod__", "%", BinaryFunction::ModulusFloor, false);  // floored, like Python's %
+    def("__rmod__", "%", BinaryFunction::ModulusFloor, true);
     // DirectMLX maps & | ^ << >> ~ to the bit operators. Comparisons stay functions: == is identity.
-    def("__and__", BinaryFunction::BitAnd, false);
-    def("__rand__", BinaryFunction::BitAnd, true);
-    def("__or__", BinaryFunction::BitOr, false);
-    def("__ror__", BinaryFunction::BitOr, true);
-    def("__xor__", BinaryFunction::BitXor, false);
-    def("__rxor__", BinaryFunction::BitXor, true);
-    def("__lshift__", BinaryFunction::BitShiftLeft, false);
-    def("__rlshift__", BinaryFunction::BitShiftLeft, true);
-    def("__rshift__", BinaryFunction::BitShiftRight, false);
-    def("__rrshift__", BinaryFunction::BitShiftRight, true);
+    def("__and__", "&", BinaryFunction::BitAnd, false);
+    def("__rand__", "&", BinaryFunction::BitAnd, true);
+    def("__or__", "|", BinaryFunction::BitOr, false);
+    def("__ror__", "|", BinaryFunction::BitOr, true);
+    def("__xor__", "^", BinaryFunction::BitXor, false);
+    def("__rxor__", "^", BinaryFunction::BitXor, true);
+    def("__lshift__", "<<", BinaryFunction::BitShiftLeft, false);
+    def("__rlshift__", "<<", BinaryFunction::BitShiftLeft, true);
+    def("__rshift__", ">>", BinaryFunction::BitShiftRight, false);
+    def("__rrshift__", ">>", BinaryFunction::BitShiftRight, true);
     cls.def("__neg__", [](const Expression& x) {
         return is_float(x.data_type()) ? multiply_scalar(x, -1.0) : unary(x, UnaryFunction::Negate, std::nullopt);
     });
@@ -136,37 +151,41 @@ void bind_elementwise(nb::module_& m) {
     def_plain_unary(m, "sign", UnaryFunction::Sign, "-1, 0 or 1 by the sign of x.");
     def_plain_unary(m, "bit_not", UnaryFunction::BitNot, "~x on the stored bits (DML_OPERATOR_ELEMENT_WISE_BIT_NOT).");
     def_plain_unary(m, "logical_not", UnaryFunction::LogicalNot, "1 where x is 0, else 0.");
-    m.def("threshold",
-          [](const Expression& x, float min, std::optional<ScaleBias> sb) { return unary(x, UnaryFunction::Threshold, sb, min); },
+    def(m, "threshold",
+          [](const Expression& x, float min, ScaleBiasArgument sb) {
+              return unary(x, UnaryFunction::Threshold, to_scale_bias(sb), min);
+          },
           "x"_a, nb::kw_only(), "min"_a, "scale_bias"_a = nb::none(),
           "max(x, min) (DML_OPERATOR_ELEMENT_WISE_THRESHOLD); integers use the least integer >= min.");
-    m.def("pow",
-          [](const Expression& x, const Expression& exponent, std::optional<ScaleBias> sb) { return pow(x, exponent, sb); },
+    def(m, "pow",
+          [](const Expression& x, const Expression& exponent, ScaleBiasArgument sb) {
+              return pow(x, exponent, to_scale_bias(sb));
+          },
           "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none(),
           "x ** exponent: a tensor exponent of x's shape (DML_OPERATOR_ELEMENT_WISE_POW, any allowed type), or a "
           "number (DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW).");
-    m.def("pow",
-          [](const Expression& x, float exponent, std::optional<ScaleBias> sb) {
-              return unary(x, UnaryFunction::ConstantPow, sb, exponent);
+    def(m, "pow",
+          [](const Expression& x, float exponent, ScaleBiasArgument sb) {
+              return unary(x, UnaryFunction::ConstantPow, to_scale_bias(sb), exponent);
           },
           "x"_a, "exponent"_a, nb::kw_only(), "scale_bias"_a = nb::none());
-    m.def("round", [](const Expression& x, RoundingMode mode) { return round(x, mode); }, "x"_a, nb::kw_only(),
+    def(m, "round", [](const Expression& x, RoundingMode mode) { return round(x, mode); }, "x"_a, nb::kw_only(),
           "rounding_mode"_a = RoundingMode::HalvesToNearestEven, "x rounded to an integer value.");
-    m.def("is_nan",
+    def(m, "is_nan",
           [](const Expression& x, nb::handle t) { return typed_unary(x, TypedUnaryFunction::IsNaN, to_data_type(t)); },
-          "x"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8), "1 where x is NaN, else 0.");
-    m.def("is_infinity",
+          "x"_a, nb::kw_only(), "output_dtype"_a = nb::cast(DataType::UInt8), "1 where x is NaN, else 0.");
+    def(m, "is_infinity",
           [](const Expression& x, IsInfinityMode mode, nb::handle t) {
               return typed_unary(x, TypedUnaryFunction::IsInfinity, to_data_type(t), mode);
           },
           "x"_a, nb::kw_only(), "infinity_mode"_a = IsInfinityMode::Either,
-          "output_data_type"_a = nb::cast(DataType::UInt8), "1 where x is an infinity of the chosen sign, else 0.");
-    m.def("bit_count",
+          "output_dtype"_a = nb::cast(DataType::UInt8), "1 where x is an infinity of the chosen sign, else 0.");
+    def(m, "bit_count",
           [](const Expression& x, nb::handle t) { return typed_unary(x, TypedUnaryFunction::BitCount, to_data_type(t)); },
-          "x"_a, nb::kw_only(), "output_data_type"_a = nb::cast(DataType::UInt8),
+          "x"_a, nb::kw_only(), "output_dtype"_a = nb::cast(DataType::UInt8),
           "The number of set bits in each element's stored bits.");
 
-    m.def("add", [](const Expression& a, const Expression& b, FusedActivation f) { return binary(a, b, BinaryFunction::Add, f); },
+    def(m, "add", [](const Expression& a, const Expression& b, FusedActivation f) { return binary(a, b, BinaryFunction::Add, f); },
           "a"_a, "b"_a, nb::kw_only(), "fused_activation"_a = FusedActivation{},
           "a + b (DML_OPERATOR_ELEMENT_WISE_ADD; ADD1 with a fused activation).");
     def_binary(m, "subtract", BinaryFunction::Subtract, "a - b.");
@@ -193,15 +212,19 @@ void bind_elementwise(nb::module_& m) {
     def_compare(m, "greater_than_or_equal", CompareFunction::GreaterThanOrEqual, "1 where a >= b, else 0.");
     def_compare(m, "less_than", CompareFunction::LessThan, "1 where a < b, else 0.");
     def_compare(m, "less_than_or_equal", CompareFunction::LessThanOrEqual, "1 where a <= b, else 0.");
-    m.def("where", &if_then_else, "condition"_a, "a"_a, "b"_a,
+    def(m, "where", &if_then_else, "condition"_a, "a"_a, "b"_a,
           "a where the UINT8 condition is nonzero, else b (DirectMLX's If, DML_OPERATOR_ELEMENT_WISE_IF).");
 
-    m.def("clip", &clip, "x"_a, nb::kw_only(), "min"_a, "max"_a, "scale_bias"_a = nb::none(),
+    def(m, "clip",
+        [](const Expression& x, double min, double max, ScaleBiasArgument sb) {
+            return clip(x, min, max, to_scale_bias(sb));
+        },
+        "x"_a, nb::kw_only(), "min"_a, "max"_a, "scale_bias"_a = nb::none(),
           "x clamped to [min, max] (DML_OPERATOR_ELEMENT_WISE_CLIP1).");
-    m.def("clip_grad", &clip_grad, "input"_a, "input_gradient"_a, nb::kw_only(), "min"_a, "max"_a,
+    def(m, "clip_grad", &clip_grad, "input"_a, "input_gradient"_a, nb::kw_only(), "min"_a, "max"_a,
           "input_gradient where min < input < max, else 0 (DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1).");
-    m.def("cast", [](const Expression& x, nb::handle t) { return cast(x, to_data_type(t)); }, "x"_a, nb::kw_only(),
-          "target_data_type"_a, "x converted to another element type (DML_OPERATOR_CAST).");
+    def(m, "cast", [](const Expression& x, nb::handle t) { return cast(x, to_data_type(t)); }, "x"_a, nb::kw_only(),
+          "dtype"_a, "x converted to another element type (DML_OPERATOR_CAST).");
 }
 
 }  // namespace dml::binding

@@ -37,15 +37,15 @@ void bind_gemm_convolution(nb::module_& m) {
         .value("FORWARD", ConvolutionDirection::Forward)
         .value("BACKWARD", ConvolutionDirection::Backward);
 
-    m.def("gemm", &gemm, "a"_a, "b"_a, "c"_a = nb::none(), nb::kw_only(), "trans_a"_a = MatrixTransform::None,
+    def(m, "gemm", &gemm, "a"_a, "b"_a, "c"_a = nb::none(), nb::kw_only(), "trans_a"_a = MatrixTransform::None,
           "trans_b"_a = MatrixTransform::None, "alpha"_a = 1.0f, "beta"_a = 1.0f,
           "fused_activation"_a = FusedActivation{},
           "alpha * op(a) @ op(b) + beta * c over 4-D [batch, channel, rows, columns] tensors (DML_OPERATOR_GEMM).");
-    m.def("matrix_multiply_integer", &matrix_multiply_integer, "a"_a, "b"_a, "a_zero_point"_a = nb::none(),
+    def(m, "matrix_multiply_integer", &matrix_multiply_integer, "a"_a, "b"_a, "a_zero_point"_a = nb::none(),
           "b_zero_point"_a = nb::none(),
           "(a - a_zero_point) @ (b - b_zero_point) in INT32 for INT8 / UINT8 [B, C, M, K] and [B, C, K, N]; zero "
           "points per tensor or per row of a / column of b (DML_OPERATOR_MATRIX_MULTIPLY_INTEGER).");
-    m.def("quantized_linear_matrix_multiply",
+    def(m, "quantized_linear_matrix_multiply",
           [](const Expression& a, const Expression& a_scale, const Expression& b, const Expression& b_scale,
              const Expression& output_scale, OptExpr a_zero_point, OptExpr b_zero_point, OptExpr output_zero_point,
              nb::handle output_dtype) {
@@ -58,14 +58,14 @@ void bind_gemm_convolution(nb::module_& m) {
           "Dequantize a and b, multiply, quantize with the output scale and zero point; the output type is the "
           "output zero point's (else output_dtype, else UINT8) (DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY).");
 
-    m.def("convolution", &convolution, "input"_a, "filter"_a, "bias"_a = nb::none(), nb::kw_only(),
+    def(m, "convolution", &convolution, "input"_a, "filter"_a, "bias"_a = nb::none(), nb::kw_only(),
           "mode"_a = ConvolutionMode::CrossCorrelation, "direction"_a = ConvolutionDirection::Forward,
           "strides"_a = Window{}, "dilations"_a = Window{}, "start_padding"_a = Window{}, "end_padding"_a = Window{},
           "output_padding"_a = Window{}, "group_count"_a = 1u, "fused_activation"_a = FusedActivation{},
           "output_sizes"_a = Window{},
           "N-D convolution over [N, C, spatial...] (DML_OPERATOR_CONVOLUTION); empty lists take DirectML's defaults. "
           "A BACKWARD (transposed) convolution takes a filter [C_in, C_out / groups, k...].");
-    m.def("convolution_integer",
+    def(m, "convolution_integer",
           [](const Expression& input, const Expression& filter, OptExpr input_zero_point, OptExpr filter_zero_point,
              Window strides, Window dilations, Window start_padding, Window end_padding, uint32_t group_count) {
               return convolution_integer(input, filter, input_zero_point, filter_zero_point,
@@ -76,7 +76,7 @@ void bind_gemm_convolution(nb::module_& m) {
           "group_count"_a = 1u,
           "Forward 2-D convolution of INT8 / UINT8 data minus zero points into INT32 "
           "(DML_OPERATOR_CONVOLUTION_INTEGER).");
-    m.def("quantized_linear_convolution",
+    def(m, "quantized_linear_convolution",
           [](const Expression& input, const Expression& input_scale, const Expression& filter,
              const Expression& filter_scale, const Expression& output_scale, OptExpr input_zero_point,
              OptExpr filter_zero_point, OptExpr bias, OptExpr output_zero_point, Window strides, Window dilations,

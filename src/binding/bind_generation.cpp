@@ -14,6 +14,10 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(RandomGeneratorOutputs);
+}  // namespace py
+
 namespace {
 
 // A Python number as a DML_SCALAR_UNION of `type`: any real number for a float type, an int in range for an
@@ -63,17 +67,12 @@ std::optional<DataType> optional_type(nb::handle dtype) {
 
 Expression constant_data_from(const std::shared_ptr<Graph>& graph, nb::handle data, nb::handle dtype,
                               std::optional<std::vector<int64_t>> sizes) {
-    HostArray a = as_host_array(data, "constant_data");
-    DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
-    Sizes shape;
-    if (sizes) shape = to_sizes(*sizes, "constant_data sizes");
-    else {
-        for (size_t i = 0; i < a.ndim(); ++i) shape.push_back(uint32_t(a.shape(i)));
-        if (shape.empty()) shape.push_back(1);
-    }
+    HostValue host = as_host_value(data, "constant_data");
+    DataType type = dtype.is_none() ? to_data_type(nb::cast(host.array).attr("dtype")) : to_data_type(dtype);
+    Sizes shape = sizes ? to_sizes(*sizes, "constant_data sizes") : tensor_shape_of(host.array, "constant_data");
     TensorDesc desc(type, shape);
     // Converted under the cast rules on the host, then recorded in the node.
-    std::vector<std::byte> bytes = array_to_bytes(a, desc, "constant_data");
+    std::vector<std::byte> bytes = array_to_bytes(host, desc, "constant_data");
     bytes.resize(desc.extent_in_bytes());
     return constant_data(graph, desc, std::move(bytes));
 }
@@ -83,30 +82,31 @@ Expression constant_data_from(const std::shared_ptr<Graph>& graph, nb::handle da
 void bind_generation(nb::module_& m) {
     nb::enum_<RandomGeneratorType>(m, "RandomGeneratorType", "DML_RANDOM_GENERATOR_TYPE.")
         .value("PHILOX_4X32_10", RandomGeneratorType::Philox4x32_10);
-    nb::handle random_generator_outputs = outputs_type(m, "RandomGeneratorOutputs", "values state");
+    Outputs<py::RandomGeneratorOutputs> random_generator_outputs(m, "values state", {"state"});
 
-    m.def("fill_value_constant",
-          [](const std::shared_ptr<Graph>& graph, std::vector<int64_t> sizes, nb::handle value_data_type, nb::handle value) {
-              DataType type = to_data_type(value_data_type);
-              return fill_value_constant(graph, to_sizes(sizes, "fill_value_constant sizes"), type,
-                                         to_scalar(type, value, "fill_value_constant: value"));
+    def(m, "fill_value_constant",
+          [](const std::shared_ptr<Graph>& graph, std::vector<int64_t> sizes, nb::handle value, nb::handle dtype) {
+              DataType type = to_data_type(dtype);
+              return fill_value_constant(graph, to_sizes(sizes, "sizes"), type, to_scalar(type, value, "value"));
           },
-          "graph"_a, nb::kw_only(), "sizes"_a, "value_data_type"_a, "value"_a,
-          "A tensor of `sizes` filled with `value` (DML_OPERATOR_FILL_VALUE_CONSTANT).");
-    m.def("fill_value_sequence",
-          [](const std::shared_ptr<Graph>& graph, std::vector<int64_t> sizes, nb::handle value_data_type,
-             nb::handle value_start, nb::handle value_delta) {
-              DataType type = to_data_type(value_data_type);
-              return fill_value_sequence(graph, to_sizes(sizes, "fill_value_sequence sizes"), type,
-                                         to_scalar(type, value_start, "fill_value_sequence: value_start"),
-                                         to_scalar(type, value_delta, "fill_value_sequence: value_delta"));
+          "graph"_a, nb::kw_only(), "sizes"_a, "value"_a, "dtype"_a = nb::cast(DataType::Float32),
+          "A tensor of `sizes` and `dtype` (float32 by default) filled with `value` "
+          "(DML_OPERATOR_FILL_VALUE_CONSTANT).");
+    def(m, "fill_value_sequence",
+          [](const std::shared_ptr<Graph>& graph, std::vector<int64_t> sizes, nb::handle value_start,
+             nb::handle value_delta, nb::handle dtype) {
+              DataType type = to_data_type(dtype);
+              return fill_value_sequence(graph, to_sizes(sizes, "sizes"), type, to_scalar(type, value_start, "value_start"),
+                                         to_scalar(type, value_delta, "value_delta"));
           },
-          "graph"_a, nb::kw_only(), "sizes"_a, "value_data_type"_a, "value_start"_a, "value_delta"_a,
-          "Element i (row-major) is value_start + i * value_delta (DML_OPERATOR_FILL_VALUE_SEQUENCE).");
-    m.def("random_generator",
+          "graph"_a, nb::kw_only(), "sizes"_a, "value_start"_a = 0, "value_delta"_a = 1,
+          "dtype"_a = nb::cast(DataType::Float32),
+          "Element i (row-major) is value_start + i * value_delta, of `dtype` (float32 by default) "
+          "(DML_OPERATOR_FILL_VALUE_SEQUENCE).");
+    def(m, "random_generator",
           [random_generator_outputs](const Expression& state, std::vector<int64_t> output_sizes, bool output_state,
                                      RandomGeneratorType type) {
-              auto outs = random_generator(state, to_sizes(output_sizes, "random_generator output_sizes"),
+              auto outs = random_generator(state, to_sizes(output_sizes, "output_sizes"),
                                            output_state, type);
               return random_generator_outputs(outs[0], output_state ? nb::cast(outs[1]) : nb::none());
           },
@@ -114,24 +114,24 @@ void bind_generation(nb::module_& m) {
           "type"_a = RandomGeneratorType::Philox4x32_10,
           "UINT32 random bits from a {1,1,1,6} Philox state; returns (values, state), state advanced by "
           "ceil(count / 4) or None (DML_OPERATOR_RANDOM_GENERATOR).");
-    m.def("quantize_linear",
+    def(m, "quantize_linear",
           [](const Expression& x, const Expression& scale, std::optional<Expression> zero_point, nb::handle output_dtype) {
               return quantize_linear(x, scale, zero_point, optional_type(output_dtype));
           },
           "input"_a, "scale"_a, "zero_point"_a = nb::none(), nb::kw_only(), "output_dtype"_a = nb::none(),
           "clamp(round(input / scale) + zero_point) as INT8 / UINT8 (the zero point's type; UINT8 without one) "
           "(DML_OPERATOR_ELEMENT_WISE_QUANTIZE_LINEAR).");
-    m.def("dequantize_linear", &dequantize_linear, "input"_a, "scale"_a, "zero_point"_a = nb::none(),
+    def(m, "dequantize_linear", &dequantize_linear, "input"_a, "scale"_a, "zero_point"_a = nb::none(),
           "(input - zero_point) * scale in the scale's type (DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR).");
-    m.def("quantize",
+    def(m, "quantize",
           [](const Expression& x, const Expression& scale, std::optional<Expression> zero_point, nb::handle output_dtype) {
               return quantize(x, scale, zero_point, optional_type(output_dtype));
           },
           "input"_a, "scale"_a, "zero_point"_a = nb::none(), nb::kw_only(), "output_dtype"_a = nb::none(),
           "Linear quantization with per-tensor, per-axis or block-wise parameters (DML_OPERATOR_QUANTIZE).");
-    m.def("dequantize", &dequantize, "input"_a, "scale"_a, "zero_point"_a = nb::none(),
+    def(m, "dequantize", &dequantize, "input"_a, "scale"_a, "zero_point"_a = nb::none(),
           "Linear dequantization with per-tensor, per-axis or block-wise parameters (DML_OPERATOR_DEQUANTIZE).");
-    m.def("constant_data", &constant_data_from, "graph"_a, "data"_a, "dtype"_a = nb::none(), nb::kw_only(),
+    def(m, "constant_data", &constant_data_from, "graph"_a, "data"_a, "dtype"_a = nb::none(), nb::kw_only(),
           "sizes"_a = nb::none(),
           "A node holding a copy of `data` (converted under the cast rules) in the graph itself.");
 }

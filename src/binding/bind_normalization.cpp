@@ -9,18 +9,23 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(BatchNormalizationTrainingOutputs);
+DML_OUTPUTS(BatchNormalizationGradOutputs);
+}  // namespace py
+
 void bind_normalization(nb::module_& m) {
-    nb::handle training_outputs = outputs_type(m, "BatchNormalizationTrainingOutputs", "output mean variance");
-    nb::handle grad_outputs = outputs_type(m, "BatchNormalizationGradOutputs", "gradient scale_gradient bias_gradient");
+    Outputs<py::BatchNormalizationTrainingOutputs> training_outputs(m, "output mean variance");
+    Outputs<py::BatchNormalizationGradOutputs> grad_outputs(m, "gradient scale_gradient bias_gradient");
     auto grad_tuple = [grad_outputs](const BatchNormalizationGradOutputs& r) {
         return grad_outputs(nb::cast(r.gradient), nb::cast(r.scale_gradient), nb::cast(r.bias_gradient));
     };
 
-    m.def("batch_normalization", &batch_normalization, "input"_a, "mean"_a, "variance"_a, "scale"_a, "bias"_a,
+    def(m, "batch_normalization", &batch_normalization, "input"_a, "mean"_a, "variance"_a, "scale"_a, "bias"_a,
           nb::kw_only(), "spatial"_a, "epsilon"_a, "fused_activation"_a = FusedActivation{},
           "fused(scale * (input - mean) / sqrt(variance + epsilon) + bias), the statistics broadcast along their "
           "size-1 dimensions (DML_OPERATOR_BATCH_NORMALIZATION; `spatial` has no effect, as in DirectML).");
-    m.def("batch_normalization_training",
+    def(m, "batch_normalization_training",
           [training_outputs](const Expression& input, const Expression& scale, const Expression& bias,
                              const std::optional<Expression>& fused_add, float epsilon, FusedActivation fused) {
               auto r = batch_normalization_training(input, scale, bias, fused_add, epsilon, fused);
@@ -30,7 +35,7 @@ void bind_normalization(nb::module_& m) {
           "fused_activation"_a = FusedActivation{},
           "Batch normalization with the statistics computed over the dimensions where scale is 1 "
           "(DML_OPERATOR_BATCH_NORMALIZATION_TRAINING): BatchNormalizationTrainingOutputs(output, mean, variance).");
-    m.def("batch_normalization_grad",
+    def(m, "batch_normalization_grad",
           [grad_tuple](const Expression& input, const Expression& input_gradient, const Expression& mean,
                        const Expression& variance, const Expression& scale, float epsilon) {
               return grad_tuple(batch_normalization_grad(input, input_gradient, mean, variance, scale, epsilon));
@@ -38,7 +43,7 @@ void bind_normalization(nb::module_& m) {
           "input"_a, "input_gradient"_a, "mean"_a, "variance"_a, "scale"_a, nb::kw_only(), "epsilon"_a,
           "Gradients of batch_normalization (DML_OPERATOR_BATCH_NORMALIZATION_GRAD): "
           "BatchNormalizationGradOutputs(gradient, scale_gradient, bias_gradient).");
-    m.def("batch_normalization_training_grad",
+    def(m, "batch_normalization_training_grad",
           [grad_tuple](const Expression& input, const Expression& input_gradient, const Expression& mean,
                        const Expression& variance, const Expression& scale, float epsilon) {
               return grad_tuple(
@@ -47,12 +52,12 @@ void bind_normalization(nb::module_& m) {
           "input"_a, "input_gradient"_a, "mean"_a, "variance"_a, "scale"_a, nb::kw_only(), "epsilon"_a,
           "Gradients of batch_normalization_training (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD): "
           "BatchNormalizationGradOutputs(gradient, scale_gradient, bias_gradient).");
-    m.def("mean_variance_normalization", &mean_variance_normalization, "input"_a, "scale"_a = nb::none(),
+    def(m, "mean_variance_normalization", &mean_variance_normalization, "input"_a, "scale"_a = nb::none(),
           "bias"_a = nb::none(), nb::kw_only(), "axes"_a, "normalize_variance"_a, "epsilon"_a,
           "fused_activation"_a = FusedActivation{},
           "fused(scale * (input - mean) / sqrt(variance + epsilon) + bias) with mean and variance over `axes` "
           "(DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1); scale and bias are optional and broadcast.");
-    m.def("local_response_normalization", &local_response_normalization, "input"_a, nb::kw_only(), "cross_channel"_a,
+    def(m, "local_response_normalization", &local_response_normalization, "input"_a, nb::kw_only(), "cross_channel"_a,
           "local_size"_a, "alpha"_a, "beta"_a, "bias"_a,
           "input / (bias + alpha / local_size * sum of squares in the local region)^beta over a 4-D input "
           "(DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION).");

@@ -9,6 +9,11 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(MaxPoolingOutputs);
+DML_OUTPUTS(RoiAlignGradOutputs);
+}  // namespace py
+
 namespace {
 
 using U32s = std::vector<uint32_t>;
@@ -27,29 +32,36 @@ void bind_pooling(nb::module_& m) {
         .value("NEAREST_NEIGHBOR", InterpolationMode::NearestNeighbor)
         .value("LINEAR", InterpolationMode::Linear);
 
-    nb::handle max_pooling_outputs = outputs_type(m, "MaxPoolingOutputs", "values indices");
-    nb::handle roi_align_grad_outputs = outputs_type(m, "RoiAlignGradOutputs", "output_gradient output_roi_gradient");
+    Outputs<py::MaxPoolingOutputs> max_pooling_outputs(m, "values indices", {"indices"});
+    Outputs<py::RoiAlignGradOutputs> roi_align_grad_outputs(m, "output_gradient output_roi_gradient",
+                                                             {"output_gradient", "output_roi_gradient"});
 
-    m.def("average_pooling", &average_pooling, "input"_a, nb::kw_only(), "strides"_a, "window_size"_a,
-          "start_padding"_a, "end_padding"_a, "include_padding"_a, "output_sizes"_a = U32s{}, "dilations"_a = U32s{},
+    def(m, "average_pooling",
+        [](const Expression& input, U32s window_size, U32s strides, U32s start_padding, U32s end_padding,
+           U32s dilations, bool include_padding, U32s output_sizes) {
+            return average_pooling(input, strides, window_size, start_padding, end_padding, include_padding,
+                                   output_sizes, dilations);
+        },
+        "input"_a, nb::kw_only(), "window_size"_a, "strides"_a = U32s{}, "start_padding"_a = U32s{},
+        "end_padding"_a = U32s{}, "dilations"_a = U32s{}, "include_padding"_a = false, "output_sizes"_a = U32s{},
           "Averages each sliding window over a 4-D or 5-D [N, C, spatial...] input (DML_OPERATOR_AVERAGE_POOLING, "
           "AVERAGE_POOLING1 with dilations). Empty lists take DirectML's defaults; output_sizes may round up.");
-    m.def("max_pooling",
+    def(m, "max_pooling",
           [max_pooling_outputs](const Expression& input, U32s window_size, U32s strides, U32s start_padding,
                                 U32s end_padding, U32s dilations, bool output_indices, U32s output_sizes,
-                                nb::handle indices_dtype) {
-              DataType index_type = indices_dtype.is_none() ? DataType::UInt32 : to_data_type(indices_dtype);
+                                nb::handle output_dtype) {
+              DataType index_type = to_data_type(output_dtype);
               MaxPoolingOutputs r = max_pooling(input, window_size, strides, start_padding, end_padding, dilations,
                                                 output_indices, output_sizes, index_type);
               return max_pooling_outputs(nb::cast(r.values), or_none(r.indices));
           },
           "input"_a, nb::kw_only(), "window_size"_a, "strides"_a = U32s{}, "start_padding"_a = U32s{},
           "end_padding"_a = U32s{}, "dilations"_a = U32s{}, "output_indices"_a = false, "output_sizes"_a = U32s{},
-          "indices_dtype"_a = nb::none(),
+          "output_dtype"_a = nb::cast(DataType::UInt32),
           "The maximum of each sliding window (DML_OPERATOR_MAX_POOLING2): MaxPoolingOutputs(values, indices), "
-          "indices (UINT32 or UINT64) into the input read as packed 1-D, first maximum on ties; None unless "
+          "indices (`output_dtype`: UINT32 or UINT64) into the input read as packed 1-D, first maximum on ties; None unless "
           "output_indices.");
-    m.def("roi_align",
+    def(m, "roi_align",
           [](const Expression& input, const Expression& roi, const Expression& batch_indices, ReduceFunction reduction,
              InterpolationMode interpolation, float scale_x, float scale_y, float input_offset, float output_offset,
              float out_of_bounds, uint32_t min_samples, uint32_t max_samples, bool align_corners, uint32_t height,
@@ -65,7 +77,7 @@ void bind_pooling(nb::module_& m) {
           "align_regions_to_corners"_a, "output_height"_a, "output_width"_a,
           "Crops each [x1, y1, x2, y2] region of the input batch it names and resamples it to "
           "[num_rois, C, output_height, output_width] (DML_OPERATOR_ROI_ALIGN1).");
-    m.def("roi_align_grad",
+    def(m, "roi_align_grad",
           [roi_align_grad_outputs](const std::optional<Expression>& input, const Expression& input_gradient,
                                    const Expression& roi, const Expression& batch_indices, ReduceFunction reduction,
                                    InterpolationMode interpolation, float scale_x, float scale_y, float input_offset,

@@ -8,6 +8,10 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(GRUOutputs);
+}  // namespace py
+
 void bind_recurrent(nb::module_& m) {
     nb::enum_<RecurrentNetworkDirection>(m, "RecurrentNetworkDirection", "DML_RECURRENT_NETWORK_DIRECTION.")
         .value("FORWARD", RecurrentNetworkDirection::Forward)
@@ -17,9 +21,9 @@ void bind_recurrent(nb::module_& m) {
         .value("BOTH", GRUOutputOptions::Both)
         .value("SEQUENCE", GRUOutputOptions::Sequence)
         .value("SINGLE", GRUOutputOptions::Single);
-    nb::handle gru_outputs = outputs_type(m, "GRUOutputs", "sequence single");
+    Outputs<py::GRUOutputs> gru_outputs(m, "sequence single", {"sequence", "single"});
 
-    m.def("gru",
+    def(m, "gru",
           [gru_outputs](const Expression& input, const Expression& weight, const Expression& recurrence,
              std::optional<Expression> bias, std::optional<Expression> hidden_init,
              std::optional<Expression> sequence_lengths, std::optional<std::vector<FusedActivation>> activation_descs,

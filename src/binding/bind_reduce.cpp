@@ -9,6 +9,11 @@
 
 namespace dml::binding {
 
+namespace py {  // the Python result types, named as the core's result structs are
+DML_OUTPUTS(TopKOutputs);
+DML_OUTPUTS(NonZeroCoordinatesOutputs);
+}  // namespace py
+
 void bind_reduce(nb::module_& m) {
     nb::enum_<ReduceFunction>(m, "ReduceFunction", "DML_REDUCE_FUNCTION.")
         .value("ARGMAX", ReduceFunction::ArgMax)
@@ -27,10 +32,10 @@ void bind_reduce(nb::module_& m) {
         .value("INCREASING", AxisDirection::Increasing)
         .value("DECREASING", AxisDirection::Decreasing);
 
-    nb::handle top_k_outputs = outputs_type(m, "TopKOutputs", "values indices");
-    nb::handle non_zero_outputs = outputs_type(m, "NonZeroCoordinatesOutputs", "count coordinates");
+    Outputs<py::TopKOutputs> top_k_outputs(m, "values indices");
+    Outputs<py::NonZeroCoordinatesOutputs> non_zero_outputs(m, "count coordinates");
 
-    m.def("reduce",
+    def(m, "reduce",
           [](const Expression& x, ReduceFunction f, std::optional<std::vector<uint32_t>> axes,
              nb::handle output_dtype) {
               DataType out = output_dtype.is_none() ? DataType::UInt32 : to_data_type(output_dtype);
@@ -39,21 +44,25 @@ void bind_reduce(nb::module_& m) {
           "x"_a, nb::kw_only(), "function"_a, "axes"_a = nb::none(), "output_dtype"_a = nb::none(),
           "Reduces `axes` (default: all) to size 1 (DML_OPERATOR_REDUCE); ARGMAX/ARGMIN give the first extreme's "
           "row-major index within the reduced axes as `output_dtype` (UINT32 by default).");
-    m.def("cumulative_summation", &cumulative_summation, "x"_a, nb::kw_only(), "axis"_a, "axis_direction"_a,
-          "has_exclusive_sum"_a, "Running sums along `axis` (DML_OPERATOR_CUMULATIVE_SUMMATION).");
-    m.def("cumulative_product", &cumulative_product, "x"_a, nb::kw_only(), "axis"_a, "axis_direction"_a,
-          "has_exclusive_product"_a, "Running products along `axis` (DML_OPERATOR_CUMULATIVE_PRODUCT).");
-    m.def("top_k",
+    def(m, "cumulative_summation", &cumulative_summation, "x"_a, nb::kw_only(), "axis"_a,
+        "axis_direction"_a = AxisDirection::Increasing, "has_exclusive_sum"_a = false,
+        "Running sums along `axis`, forward and inclusive by default (DML_OPERATOR_CUMULATIVE_SUMMATION).");
+    def(m, "cumulative_product", &cumulative_product, "x"_a, nb::kw_only(), "axis"_a,
+        "axis_direction"_a = AxisDirection::Increasing, "has_exclusive_product"_a = false,
+        "Running products along `axis`, forward and inclusive by default (DML_OPERATOR_CUMULATIVE_PRODUCT).");
+    def(m, "top_k",
           [top_k_outputs](const Expression& x, uint32_t axis, uint32_t k, AxisDirection direction,
-                          nb::handle indices_dtype) {
-              DataType index_type = indices_dtype.is_none() ? DataType::UInt32 : to_data_type(indices_dtype);
+                          nb::handle output_dtype) {
+              DataType index_type = to_data_type(output_dtype);
               TopKOutputs r = top_k(x, axis, k, direction, index_type);
               return top_k_outputs(nb::cast(r.values), nb::cast(r.indices));
           },
-          "x"_a, nb::kw_only(), "axis"_a, "k"_a, "axis_direction"_a, "indices_dtype"_a = nb::none(),
-          "The k largest (DECREASING) or smallest (INCREASING) elements along `axis`, sorted, ties by ascending "
-          "index (DML_OPERATOR_TOP_K1): TopKOutputs(values, indices); indices are UINT32 (default) or UINT64.");
-    m.def("non_zero_coordinates",
+          "x"_a, nb::kw_only(), "axis"_a, "k"_a, "axis_direction"_a = AxisDirection::Decreasing,
+          "output_dtype"_a = nb::cast(DataType::UInt32),
+          "The k largest (DECREASING, the default) or smallest (INCREASING) elements along `axis`, sorted, ties by "
+          "ascending index (DML_OPERATOR_TOP_K1): TopKOutputs(values, indices); indices are `output_dtype`, UINT32 "
+          "(default) or UINT64.");
+    def(m, "non_zero_coordinates",
           [non_zero_outputs](const Expression& x) {
               NonZeroCoordinatesOutputs r = non_zero_coordinates(x);
               return non_zero_outputs(nb::cast(r.count), nb::cast(r.coordinates));

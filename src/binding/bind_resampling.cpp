@@ -10,7 +10,7 @@
 namespace dml::binding {
 
 void bind_resampling(nb::module_& m) {
-    m.def("upsample_2d",
+    def(m, "upsample_2d",
           [](const Expression& input, std::vector<uint32_t> scale_size, InterpolationMode mode) {
               if (scale_size.size() != 2)
                   throw ValueError("DML_OPERATOR_UPSAMPLE_2D: scale_size is (height, width), got " +
@@ -20,20 +20,20 @@ void bind_resampling(nb::module_& m) {
           "input"_a, nb::kw_only(), "scale_size"_a, "interpolation_mode"_a,
           "[N, C, (D,) H, W] upsampled by the integer scale_size (height, width), nearest neighbour or bilinear "
           "over pixel centres (DML_OPERATOR_UPSAMPLE_2D).");
-    m.def("resample", &resample, "input"_a, nb::kw_only(), "output_sizes"_a, "mode"_a,
+    def(m, "resample", &resample, "input"_a, nb::kw_only(), "output_sizes"_a, "mode"_a,
           "rounding_direction"_a = AxisDirection::Decreasing, "scales"_a = std::vector<float>{},
           "input_pixel_offsets"_a = std::vector<float>{}, "output_pixel_offsets"_a = std::vector<float>{},
           "input resampled to output_sizes (1 to 4 dimensions): output = (input + input_pixel_offset) * scale + "
           "output_pixel_offset per dimension, edges clamped; NEAREST_NEIGHBOR rounds the input coordinate down "
           "(DECREASING) or up (INCREASING). Empty lists: scales output/input, offsets 0.5 and -0.5 "
           "(DML_OPERATOR_RESAMPLE2).");
-    m.def("resample_grad", &resample_grad, "input_gradient"_a, nb::kw_only(), "output_sizes"_a,
+    def(m, "resample_grad", &resample_grad, "input_gradient"_a, nb::kw_only(), "output_sizes"_a,
           "mode"_a, "rounding_direction"_a = AxisDirection::Decreasing,
           "scales"_a = std::vector<float>{}, "input_pixel_offsets"_a = std::vector<float>{},
           "output_pixel_offsets"_a = std::vector<float>{},
           "The gradient of resample from output_sizes to input_gradient's sizes, with the forward parameters "
           "(scales default to input_gradient / output sizes) (DML_OPERATOR_RESAMPLE_GRAD1).");
-    m.def("value_scale_2d", &value_scale_2d, "input"_a, nb::kw_only(), "scale"_a, "bias"_a,
+    def(m, "value_scale_2d", &value_scale_2d, "input"_a, nb::kw_only(), "scale"_a, "bias"_a,
           "scale * input + bias[channel] over [N, C, H, W] with C = len(bias), 1 or 3 "
           "(DML_OPERATOR_VALUE_SCALE_2D).");
 }

@@ -7,9 +7,13 @@
 #include <cstring>
 #include <type_traits>
 #include <limits>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "../core/errors.h"
+
+using namespace nb::literals;
 
 namespace dml::binding {
 
@@ -115,13 +119,28 @@ To read_as(const std::byte* base, SourceType s, int64_t offset) {
     return To();
 }
 
-bool is_c_contiguous(const HostArray& a) {
+// Whether an array is packed in C order (size-1 axes may have any stride).
+template <class Array>
+bool is_c_contiguous(const Array& a) {
     int64_t expect = 1;
     for (size_t i = a.ndim(); i-- > 0;) {
         if (a.shape(i) != 1 && a.stride(i) != expect) return false;
         expect *= int64_t(a.shape(i));
     }
     return true;
+}
+
+Sizes without_ones(const Sizes& sizes) {
+    Sizes out;
+    for (uint32_t s : sizes)
+        if (s != 1) out.push_back(s);
+    return out;
+}
+
+std::string dlpack_device_name(int type, int id) {
+    const std::string kind = type == 1 ? "cpu" : type == 2 ? "cuda" : type == 3 ? "cuda_host" : type == 13 ? "cuda_managed"
+                                                                                    : "DLPack device type " + std::to_string(type);
+    return kind + ":" + std::to_string(id);
 }
 
 }  // namespace
@@ -177,18 +196,29 @@ IntTuple to_tuple(const std::vector<uint32_t>& v) {
     return IntTuple(nb::tuple(l));
 }
 
-HostArray as_host_array(nb::handle value, const std::string& who) {
+HostValue as_host_value(nb::handle value, const std::string& who) {
     HostArray a;
-    if (nb::try_cast(value, a, false)) return a;
+    if (nb::try_cast(value, a, false)) return {a, false};
+    const bool literal = nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value) ||
+                         nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value);
     nb::object converted;
     try {
         converted = numpy().attr("asarray")(value);
     } catch (nb::python_error&) {
         converted = nb::object();
     }
-    if (converted.is_valid() && nb::try_cast(converted, a, false)) return a;
-    throw TypeError(who + ": expected a NumPy array or a dml.Buffer, got " +
+    if (converted.is_valid() && nb::try_cast(converted, a, false)) return {a, literal};
+    throw TypeError(who + ": expected a NumPy array (or anything numpy.asarray takes) or a dml.Buffer, got " +
                     std::string(nb::str(nb::type_name(value.type())).c_str()));
+}
+
+std::vector<std::byte> host_bytes(uint64_t bytes, const std::string& who) {
+    try {
+        return std::vector<std::byte>(bytes);
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
+    throw OutOfDeviceMemory("ENOMEM", bytes, who + "'s host staging memory");
 }
 
 uint32_t array_dimension(const HostArray& array, size_t i, const std::string& who) {
@@ -206,32 +236,40 @@ Sizes tensor_shape_of(const HostArray& array, const std::string& who) {
     return shape;
 }
 
+void check_shape_fits(const Sizes& shape, const TensorDesc& desc, const std::string& who) {
+    uint64_t count = 1;
+    for (uint32_t s : shape) count *= s;
+    if (without_ones(shape) == without_ones(desc.sizes) || (shape.size() <= 1 && count == desc.element_count()))
+        return;
+    throw ValueError(who + ": shape " + sizes_to_string(shape) + " does not match " + sizes_to_string(desc.sizes) +
+                     " (only axes of size 1 may differ; flat data needs " + std::to_string(desc.element_count()) +
+                     " elements)");
+}
+
 namespace {
-// Checks that `array` may fill `desc` (its dtype converts, its shape fits); returns its source type.
-SourceType check_fills(const HostArray& array, const TensorDesc& desc, const std::string& who) {
+// Checks that `value` may fill `desc` (its dtype converts, its shape fits); returns its source type.
+SourceType check_fills(const HostValue& value, const TensorDesc& desc, const std::string& who) {
+    const HostArray& array = value.array;
     SourceType src = source_type(array.dtype(), who);
-    if (!castable(src, desc.data_type))
+    // A literal's ints are numbers, not int64 data: they bind to a float tensor too.
+    const bool literal_number = value.literal && src.kind != SourceType::Float && is_float(desc.data_type);
+    if (!castable(src, desc.data_type) && !literal_number)
         throw ValueError(who + ": cannot convert " + source_name(src) + " to " +
                          std::string(data_type_name(desc.data_type)) + " (it would change the kind of value); call .astype() explicitly");
-    uint64_t count = 1;
     Sizes shape;
-    for (size_t i = 0; i < array.ndim(); ++i) {
-        count *= array.shape(i);
-        shape.push_back(array_dimension(array, i, who));
-    }
-    const bool flat = array.ndim() <= 1;
-    if (!(array.ndim() == desc.rank() && shape == desc.sizes) && !(flat && count == desc.element_count()))
-        throw ValueError(who + ": an array of shape " + sizes_to_string(shape) + " (" + std::to_string(count) +
-                         (count == 1 ? " element" : " elements") + ") does not fill the tensor " + desc.to_string());
+    for (size_t i = 0; i < array.ndim(); ++i) shape.push_back(array_dimension(array, i, who));
+    check_shape_fits(shape, desc, who);
     return src;
 }
 
-std::vector<std::byte> convert(const HostArray& array, SourceType src, const TensorDesc& desc) {
-    std::vector<std::byte> host(desc.total_tensor_size_in_bytes(), std::byte{0});
+// Writes `array` as desc's type, packed, into `target` (desc's total size; the bytes past the elements zeroed).
+void convert_into(const HostArray& array, SourceType src, const TensorDesc& desc, std::byte* target) {
     const uint64_t count = desc.element_count();
+    const uint64_t packed = count * element_size(desc.data_type);
+    std::memset(target + packed, 0, desc.total_tensor_size_in_bytes() - packed);
     const std::byte* base = static_cast<const std::byte*>(array.data());
     visit_data_type(desc.data_type, [&]<class T>() {
-        T* out = reinterpret_cast<T*>(host.data());
+        T* out = reinterpret_cast<T*>(target);
         // Walk the array in C order through its strides (in elements).
         std::vector<uint64_t> idx(array.ndim(), 0);
         int64_t offset = 0;
@@ -245,25 +283,94 @@ std::vector<std::byte> convert(const HostArray& array, SourceType src, const Ten
             }
         }
     });
-    return host;
 }
 }  // namespace
 
-std::vector<std::byte> array_to_bytes(const HostArray& array, const TensorDesc& desc, const std::string& who) {
-    return convert(array, check_fills(array, desc, who), desc);
+std::vector<std::byte> array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who) {
+    SourceType src = check_fills(value, desc, who);
+    std::vector<std::byte> host = host_bytes(desc.total_tensor_size_in_bytes(), who);
+    convert_into(value.array, src, desc, host.data());
+    return host;
 }
 
-std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
+std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, const TensorDesc& desc,
                                         const std::string& who, bool allow_borrow) {
-    SourceType src = check_fills(array, desc, who);
+    const HostArray& array = value.array;
+    SourceType src = check_fills(value, desc, who);
+    const uint64_t total = desc.total_tensor_size_in_bytes();
     // Borrowed memory is read in place by the kernels: it must be packed and aligned like memory of its own.
     const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
     if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned)
         return device.stage(array.data(), desc.element_count() * element_size(desc.data_type));
-    std::vector<std::byte> host = convert(array, src, desc);
-    auto memory = device.allocate(host.size());
-    device.upload(*memory, host.data(), host.size());
+    // Device memory first: a size the device cannot hold is OutOfDeviceMemory before any host memory is taken.
+    // Host memory (the CPU executor's) is written in place; another device's goes through a host staging copy.
+    auto memory = device.allocate(total);
+    const bool host_memory = device.dlpack_device().type == 1;
+    std::vector<std::byte> staging = host_memory ? std::vector<std::byte>() : host_bytes(total, who);
+    std::byte* target = host_memory ? static_cast<std::byte*>(memory->data) : staging.data();
+    convert_into(array, src, desc, target);
+    if (!host_memory) device.upload(*memory, staging.data(), total);
     return memory;
+}
+
+bool is_device_dlpack(nb::handle value) {
+    if (!nb::hasattr(value, "__dlpack__") || !nb::hasattr(value, "__dlpack_device__")) return false;
+    nb::object device = value.attr("__dlpack_device__")();
+    return nb::cast<int>(device[0]) != 1;  // kDLCPU: NumPy reads it as an array
+}
+
+std::shared_ptr<Buffer> import_dlpack(const std::shared_ptr<Device>& device, nb::handle value, nb::handle stream,
+                                      const std::string& who) {
+    if (!nb::hasattr(value, "__dlpack__"))
+        throw TypeError(who + ": " + std::string(nb::str(nb::type_name(value.type())).c_str()) +
+                        " does not speak DLPack (it has no __dlpack__)");
+    const DLPackDevice ours = device->dlpack_device();
+    auto refuse_device = [&](int type, int id) {
+        throw ValueError(who + ": the tensor is on " + dlpack_device_name(type, id) + " but the device is " +
+                         dlpack_device_name(ours.type, ours.id) + " (" + device->kind() +
+                         "); move it there first, or bind it as a host array");
+    };
+    if (nb::hasattr(value, "__dlpack_device__")) {
+        nb::object d = value.attr("__dlpack_device__")();
+        if (nb::cast<int>(d[0]) != ours.type || nb::cast<int>(d[1]) != ours.id)
+            refuse_device(nb::cast<int>(d[0]), nb::cast<int>(d[1]));
+    }
+    // The protocol's stream is the consumer's; on the CPU it must be None.
+    nb::object capsule = value.attr("__dlpack__")("stream"_a = stream);
+    nb::ndarray<nb::ro> a;
+    if (!nb::try_cast(capsule, a, false))
+        throw TypeError(who + ": " + std::string(nb::str(nb::type_name(value.type())).c_str()) +
+                        ".__dlpack__() returned no DLPack tensor");
+    if (a.device_type() != ours.type || a.device_id() != ours.id) refuse_device(a.device_type(), a.device_id());
+    const SourceType src = source_type(a.dtype(), who);
+    const DataType type = exact_type(src);
+    if (type == DataType::Unknown)
+        throw ValueError(who + ": bool tensors have no DirectML tensor type; convert to uint8 first");
+    if (!is_c_contiguous(a))
+        throw ValueError(who + ": the tensor is not packed in C order (its strides skip or reorder memory); make "
+                         "it contiguous first (.contiguous() in PyTorch, ascontiguousarray in NumPy / CuPy)");
+    if (reinterpret_cast<uintptr_t>(a.data()) % element_size(type) != 0)
+        throw ValueError(who + ": the tensor's data is not aligned to its element size");
+    Sizes shape;
+    for (size_t i = 0; i < a.ndim(); ++i) {
+        if (a.shape(i) == 0) throw ValueError(who + ": the tensor is empty (dimension " + std::to_string(i) + " is 0)");
+        if (a.shape(i) > std::numeric_limits<uint32_t>::max())
+            throw ValueError(who + ": the tensor's dimension " + std::to_string(i) +
+                             " is more than DirectML's 32-bit sizes allow");
+        shape.push_back(uint32_t(a.shape(i)));
+    }
+    if (shape.empty()) shape.push_back(1);
+    uint64_t bytes = element_size(type);
+    for (uint32_t s : shape) bytes *= s;
+    // The memory stays the producer's: the Buffer holds its DLPack tensor (and so the producer's object) alive,
+    // dropped under the GIL whichever thread releases the last reference.
+    auto* keep = new nb::ndarray<nb::ro>(std::move(a));
+    auto memory = std::make_shared<Memory>(device, const_cast<void*>(keep->data()), bytes, [keep](void*) {
+        if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing left to release into
+        nb::gil_scoped_acquire gil;
+        delete keep;
+    });
+    return std::make_shared<Buffer>(Buffer{memory, type, shape});
 }
 
 nb::dlpack::dtype dlpack_dtype(DataType type) {
@@ -280,7 +387,7 @@ nb::object download_to_numpy(const Memory& memory, DataType type, const Sizes& s
     std::vector<size_t> dims(shape.begin(), shape.end());
     uint64_t bytes = element_size(type);
     for (uint32_t s : shape) bytes *= s;
-    auto* host = new std::vector<std::byte>(bytes);
+    auto* host = new std::vector<std::byte>(host_bytes(bytes, "the readback"));
     nb::capsule owner(host, [](void* p) noexcept { delete static_cast<std::vector<std::byte>*>(p); });
     {
         nb::gil_scoped_release release;

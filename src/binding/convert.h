@@ -27,25 +27,48 @@ IntTuple to_tuple(const std::vector<uint32_t>& v);
 
 // A host array viewed as DLPack describes it (any dtype NumPy has, any strides).
 using HostArray = nb::ndarray<nb::ro, nb::device::cpu>;
+// A value bound to a tensor, as a host array. `literal`: it was a Python number or sequence, not an array, so its
+// ints also bind to a float tensor (numpy.asarray would make them int64, which float32 cannot hold exactly).
+struct HostValue {
+    HostArray array;
+    bool literal = false;
+};
 // `value` as a host array: arrays pass as they are, anything else goes through numpy.asarray. TypeError if neither.
-HostArray as_host_array(nb::handle value, const std::string& who);
+HostValue as_host_value(nb::handle value, const std::string& who);
 
 // Dimension i of `array` as a DirectML size; ValueError past 32 bits.
 uint32_t array_dimension(const HostArray& array, size_t i, const std::string& who);
 // The tensor shape an array gives when no sizes are asked for: its own, [1] for a 0-d array.
 Sizes tensor_shape_of(const HostArray& array, const std::string& who);
 
-// Converts `array` to `desc`'s type and packed layout in new device memory of desc's total size (zero padded).
-// The array must have desc's shape or be flat with its element count; its dtype must convert within a kind or
-// safely. `who` prefixes every error ("input 2 'x'").
-std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
+// ValueError unless data of `shape` fills `desc`: the same sizes once axes of size 1 are set aside on both sides
+// (a (2, 2) array fills [1, 1, 2, 2]), or flat (at most 1-D) with desc's element count.
+void check_shape_fits(const Sizes& shape, const TensorDesc& desc, const std::string& who);
+
+// Converts `value` to `desc`'s type and packed layout in new device memory of desc's total size (zero padded),
+// or borrows it in place where allowed (same type, packed, aligned). Its shape must fit (check_shape_fits); its
+// dtype must convert within a kind or safely. `who` prefixes every error ("input 2 'x'").
+std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, const TensorDesc& desc,
                                         const std::string& who, bool allow_borrow);
 
-// Converts `array` as array_to_memory does, into host bytes (a constant's recorded data).
-std::vector<std::byte> array_to_bytes(const HostArray& array, const TensorDesc& desc, const std::string& who);
+// Converts `value` as array_to_memory does, into host bytes (a constant's recorded data).
+std::vector<std::byte> array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who);
 
 // DLPack's description of a DataType.
 nb::dlpack::dtype dlpack_dtype(DataType type);
+
+// Whether `value` speaks DLPack from memory the host cannot read as an array (a CUDA tensor): such an object is
+// wrapped in place with import_dlpack, never copied through the host.
+bool is_device_dlpack(nb::handle value);
+// The memory of any object with __dlpack__ as a Buffer of `device`, without a copy: its dtype and shape as they
+// are. `stream` is passed to __dlpack__ (the protocol's: the consumer's stream the data must be ready on). A
+// tensor of another device, or one not packed in C order, is a ValueError; the Buffer keeps `value` alive.
+std::shared_ptr<Buffer> import_dlpack(const std::shared_ptr<Device>& device, nb::handle value, nb::handle stream,
+                                      const std::string& who);
+
+// Host memory for staging `bytes`; OutOfDeviceMemory (which is also a MemoryError) when there is none.
+std::vector<std::byte> host_bytes(uint64_t bytes, const std::string& who);
+
 // Device memory holding a packed tensor, returned as a NumPy array of its type and shape (no copy on the CPU).
 nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape);
 // The same in a fresh host array, for any device: the array is independent of the memory.

@@ -5,6 +5,7 @@
 
 #include "../core/errors.h"
 #include "../core/fuse_activations.h"
+#include "../core/fuse_epilogues.h"
 #include "../core/ops/elementwise.h"
 
 namespace dml {
@@ -65,7 +66,9 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         }
         compiled_.outputs.push_back(v);
     }
-    fuse_activations(compiled_, [&](const Node& n) { return bool(device_->supports(n)); });
+    const auto executor_takes = [&](const Node& n) { return bool(device_->supports(n)); };
+    fuse_activations(compiled_, executor_takes);
+    fuse_epilogues(compiled_, executor_takes);
     for (const Node& n : compiled_.nodes)
         if (Support s = device_->supports(n); !s) throw NotSupported(n.desc->type_name(), device_->kind(), s.reason());
     plan_ = device_->compile(compiled_);

@@ -40,7 +40,7 @@ void require_output_type(std::string_view op, DataType type, std::initializer_li
     if (std::find(allowed.begin(), allowed.end(), type) != allowed.end()) return;
     std::string names;
     for (DataType t : allowed) names += (names.empty() ? "" : ", ") + std::string(data_type_name(t));
-    throw ValueError(std::string(op) + ": output_data_type " + std::string(data_type_name(type)) +
+    throw ValueError(std::string(op) + ": output_dtype " + std::string(data_type_name(type)) +
                      " is not allowed; allowed: " + names);
 }
 
@@ -182,16 +182,18 @@ Expression if_then_else(const Expression& condition, const Expression& a, const 
 }
 
 namespace {
+// Any ordered pair is valid: DirectML defines CLIP as max(min, min(x, max)) and CLIP_GRAD's gradient as passing
+// only where min < x < max, so min > max clips everything to min and passes no gradient.
 void check_bounds(const std::string& op, double min, double max) {
-    if (std::isnan(min) || std::isnan(max) || min > max)
-        throw ValueError(op + ": min (" + std::to_string(min) + ") must not exceed max (" + std::to_string(max) + ")");
+    if (std::isnan(min) || std::isnan(max))
+        throw ValueError(op + ": min and max must be numbers, got " + std::to_string(min) + " and " + std::to_string(max));
 }
 }  // namespace
 
 Expression clip(const Expression& x, double min, double max, std::optional<ScaleBias> scale_bias) {
     auto desc = std::make_shared<ClipDesc>();
     desc->min = min;
-    desc->max = max;
+    desc->max = std::max(min, max);  // max(min, min(x, max)) is min everywhere when min > max, as [min, min] gives
     desc->scale_bias = scale_bias;
     std::string name = desc->type_name();
     require_types(name, "input", x, scale_bias ? kFloat : kNumeric);

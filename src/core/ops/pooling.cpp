@@ -134,7 +134,7 @@ MaxPoolingOutputs max_pooling(const Expression& input, std::vector<uint32_t> win
                   {DataType::Float32, DataType::Float16, DataType::Int64, DataType::Int32, DataType::Int16,
                    DataType::Int8, DataType::UInt64, DataType::UInt32, DataType::UInt16, DataType::UInt8});
     if (index_type != DataType::UInt32 && index_type != DataType::UInt64)
-        throw ValueError(op + ": indices_dtype must be UINT32 or UINT64, got " +
+        throw ValueError(op + ": output_dtype must be UINT32 or UINT64, got " +
                          std::string(data_type_name(index_type)));
     Sizes out = pooling_output(op, input, desc->window, output_sizes, true);
     std::vector<TensorDesc> outs = {TensorDesc(input.data_type(), out)};

@@ -92,7 +92,7 @@ TopKOutputs top_k(const Expression& x, uint32_t axis, uint32_t k, AxisDirection 
     if (k == 0 || k > n)
         throw ValueError(op + ": k must be in [1, " + std::to_string(n) + "] (the size of axis " + std::to_string(axis) +
                          "), got " + std::to_string(k));
-    require_index_type(op, "indices_dtype", index_type, {DataType::UInt32, DataType::UInt64});
+    require_index_type(op, "output_dtype", index_type, {DataType::UInt32, DataType::UInt64});
     desc->k = k;
     desc->direction = direction;
     Sizes out = x.sizes();

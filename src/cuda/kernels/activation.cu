@@ -1,10 +1,13 @@
 // Activation kernels: the element-wise activations, parameterized relu, softmax / log-softmax / hardmax over a set
 // of axes, and the in-place bias + activation epilogue that GEMM and convolution use when cuBLASLt cannot fuse theirs.
+// Softmax and log-softmax of float32 / float16 hold each group in registers (held_groups.cuh): one read, one write;
+// hardmax (the first maximum's index) and float64 walk the group three times (for_each_group).
 #include "../../core/ops/activation.h"
 
 #include <stdexcept>
 
 #include "group.cuh"
+#include "held_groups.cuh"
 #include "map.cuh"
 
 namespace dml::cuda {
@@ -25,39 +28,29 @@ void visit_activation_type(DataType type, F&& f) {
 }
 
 template <class T>
-struct ActivationOp {
-    T* y;
-    const T* x;
+struct Activation {
+    using C = compute_of<T>;
     FusedActivation f;
-    __device__ void operator()(uint64_t, const int64_t (&off)[2]) const {
-        const auto v = load(x + off[1]);
-        if constexpr (is_float_v<T>) store(y + off[0], apply_activation(f, v));
-        else store(y + off[0], v > T(0) ? v : T(0));  // integers: RELU only (the builder admits no other)
+    __device__ C operator()(C x) const {
+        if constexpr (is_float_v<T>) return apply_activation(f, x);
+        else return x > C(0) ? x : C(0);  // integers: RELU only (the builder admits no other)
     }
 };
 
 void launch_activation(const MapKernel<2>& k, const LaunchArgs& a) {
     const FusedActivation& f = k.desc<ActivationDesc>().activation;
-    visit_activation_type(k.output_type(), [&]<class T>() {
-        k.run(ActivationOp<T>{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]), f}, a, "activation");
-    });
+    visit_activation_type(k.output_type(),
+                          [&]<class T>() { map_elements<T, T>(k, a, Activation<T>{f}, "activation"); });
 }
 
-template <class T>
-struct ParameterizedReluOp {
-    T* y;
-    const T* x;
-    const T* slope;
-    __device__ void operator()(uint64_t, const int64_t (&off)[3]) const {
-        store(y + off[0], parameterized_relu(load(x + off[1]), load(slope + off[2])));
-    }
+struct ParameterizedRelu {
+    template <class C>
+    __device__ C operator()(C x, C slope) const { return parameterized_relu(x, slope); }
 };
 
 void launch_parameterized_relu(const MapKernel<3>& k, const LaunchArgs& a) {
     visit_activation_type(k.output_type(), [&]<class T>() {
-        ParameterizedReluOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]),
-                                  static_cast<const T*>(a.inputs[1])};
-        k.run(op, a, "parameterized relu");
+        map_elements<T, T, T>(k, a, ParameterizedRelu{}, "parameterized relu");
     });
 }
 
@@ -110,14 +103,101 @@ struct SoftmaxGroup {
     }
 };
 
+// Softmax and log-softmax of a group held in registers. A chunk's partial result is (its maximum m, the sum of
+// exp(x - m) over it); chunks combine by rescaling to the larger maximum. A sum of 0 marks the empty result: no
+// elements, or all -inf (a chunk's own finite maximum contributes exp(0) = 1), so that a masked chunk of a long
+// row does not turn the row into NaN.
+template <class T>
+struct SoftmaxOp {
+    using Type = T;
+    enum { X, Y, N };
+    static constexpr int kStreams = 1;
+    static constexpr bool kWide = true;
+    struct Coef {
+        float max, sum, lse;
+    };
+
+    const T* x;
+    T* y;
+    bool log;
+
+    static __device__ Triple combine(Triple p, Triple q) {
+        if (p.b == 0.0f) return q;
+        if (q.b == 0.0f) return p;
+        const float m = fmaxf(p.a, q.a);
+        return {m, p.b * expf(p.a - m) + q.b * expf(q.a - m), 0.0f};
+    }
+
+    template <int VEC>
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1]) const {
+        v[0] = load_vector<VEC>(x + at[X]);
+    }
+
+    template <class Team, int ITEMS, int VEC>
+    __device__ Triple reduce(const Team& team, const Vector<T, VEC> (&v)[ITEMS][1], int held, uint64_t,
+                             const int64_t (&)[N]) const {
+        float m = -::cuda::std::numeric_limits<float>::infinity();
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (k < held)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) m = fmaxf(m, v[k][0][j]);
+        m = team.reduce(m, [](float p, float q) { return fmaxf(p, q); });
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k)
+            if (k < held)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) sum += expf(v[k][0][j] - m);
+        sum = team.reduce(sum, [](float p, float q) { return p + q; });
+        return {m, m == -::cuda::std::numeric_limits<float>::infinity() ? 0.0f : sum, 0.0f};
+    }
+
+    __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t, uint64_t, bool) const {
+        return {t.a, t.b, t.a + logf(t.b)};
+    }
+
+    template <int VEC>
+    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const Vector<T, VEC> (&v)[1], Coef c) const {
+        Vector<T, VEC> out;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out.v[j] = to_stored<T>(log ? v[0][j] - c.lse : expf(v[0][j] - c.max) / c.sum);
+        store_vector(y + at[Y], out);
+    }
+};
+
 class SoftmaxKernel : public CudaKernel {
 public:
     SoftmaxKernel(const Node& node, const CudaDevice& device)
         : desc_(static_cast<const SoftmaxDesc&>(*node.desc)),
           type_(node.outputs[0].data_type),
-          layout_(make_group_layout(node.inputs[0]->desc, node.outputs[0], desc_.axes)),
-          sm_count_(device.sm_count()) {}
+          sm_count_(device.sm_count()) {
+        const TensorDesc& x = node.inputs[0]->desc;
+        held_ = desc_.function != SoftmaxFunction::Hardmax &&
+                (type_ == DataType::Float32 || type_ == DataType::Float16);
+        if (!held_) {
+            layout_ = make_group_layout(x, node.outputs[0], desc_.axes);
+            return;
+        }
+        using Op = SoftmaxOp<float>;
+        std::vector<bool> reduced(x.rank(), false);
+        for (uint32_t a : desc_.axes) reduced[a] = true;
+        plan_ = plan_groups<Op::N>(x.sizes, reduced, {signed_strides(x), signed_strides(node.outputs[0])}, Op::kWide,
+                                   type_, {Op::X, Op::Y});
+    }
+
+    uint64_t workspace_size() const override { return held_ ? plan_.workspace() : 0; }
+
     void enqueue(const LaunchArgs& a) const override {
+        if (held_)
+            return visit_float_type(type_, [&]<class T>() {
+                if constexpr (!std::is_same_v<T, double>) {
+                    const SoftmaxOp<T> op{static_cast<const T*>(a.inputs[0]), static_cast<T*>(a.outputs[0]),
+                                          desc_.function == SoftmaxFunction::LogSoftmax};
+                    run_groups(plan_, op, aligned16(op.x) && aligned16(op.y), a.workspace, sm_count_, a.stream,
+                               "softmax");
+                }
+            });
         visit_float_type(type_, [&]<class T>() {
             SoftmaxGroup<T> f{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]), desc_.function};
             for_each_group(layout_, f, sm_count_, a.stream, "softmax");
@@ -127,8 +207,10 @@ public:
 private:
     const SoftmaxDesc& desc_;
     DataType type_;
-    GroupLayout layout_;
     int sm_count_;
+    bool held_;  // softmax or log-softmax of float32 / float16: plan_, else layout_
+    GroupPlan<SoftmaxOp<float>::N> plan_{};
+    GroupLayout layout_{};
 };
 
 template <class T>

@@ -241,7 +241,14 @@ private:
         if (node.inputs[kRelativeBias] || boolean_mask_) return false;
         if (B_ > 65535 || H_ > 65535) return false;                   // grid dimensions z and y
         if (S_ > uint32_t(INT32_MAX) || total_ > uint32_t(INT32_MAX)) return false;  // 32-bit row and key indices
-        return device_.compute_capability_major() >= 8;
+        if (device_.compute_capability_major() < 8) return false;
+        // The kernel as this device runs it must come from sm_80 code or later: the PTX of an older architecture
+        // (a build for compute_75 alone, JIT-compiled here) has an empty body (flash_attention.cuh).
+        cudaFuncAttributes attr{};
+        const cudaError_t e = hs_ == 64 ? cudaFuncGetAttributes(&attr, flash_attention_kernel<64>)
+                                        : cudaFuncGetAttributes(&attr, flash_attention_kernel<128>);
+        if (e != cudaSuccess) cudaGetLastError();  // not left for the next launch check to report
+        return e == cudaSuccess && attr.ptxVersion >= 80;
     }
 
     bool dnn_suits(const Node& node) const {

@@ -31,9 +31,28 @@ template <class T> __device__ __forceinline__ compute_of<T> load(const T* p) {
     if constexpr (std::is_same_v<T, __half>) return __half2float(*p);
     else return *p;
 }
-template <class T> __device__ __forceinline__ void store(T* p, compute_of<T> v) {
-    if constexpr (std::is_same_v<T, __half>) *p = __float2half_rn(v);
-    else *p = v;
+// Whether an address can move 16-byte vectors (null can: it is never read).
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// A compute value as T stores it (float16 rounds to nearest).
+template <class T> __device__ __forceinline__ T to_stored(compute_of<T> v) {
+    if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+    else return v;
+}
+template <class T> __device__ __forceinline__ void store(T* p, compute_of<T> v) { *p = to_stored<T>(v); }
+
+// W elements of T that move as one load or store: W * sizeof(T) is at most 16 bytes, and the address a multiple of
+// it. Kept as stored (float16 packed two to a register) and read as compute values: v[j].
+template <class T, int W>
+struct alignas(sizeof(T) * W) Vector {
+    T v[W];
+    __device__ __forceinline__ compute_of<T> operator[](int j) const { return load(&v[j]); }
+};
+template <int W, class T> __device__ __forceinline__ Vector<T, W> load_vector(const T* p) {
+    return *reinterpret_cast<const Vector<T, W>*>(p);
+}
+template <int W, class T> __device__ __forceinline__ void store_vector(T* p, const Vector<T, W>& v) {
+    *reinterpret_cast<Vector<T, W>*>(p) = v;
 }
 
 // The executor's stored type for the host's: __half for dml::half (also visit_numeric<device_type>, type_visits.h).

@@ -1,5 +1,6 @@
 // Data movement (cpu/kernels/data_movement.cpp is the spec), and the strided copy under it (also used for
-// identity and for packing operands): nothing converts elements, so everything moves 1-, 2-, 4- or 8-byte words.
+// identity and for packing operands): nothing converts elements, so everything moves 1-, 2-, 4- or 8-byte words,
+// or 16-byte ones where both sides run contiguously along the innermost dimension in whole, aligned vectors.
 // Slice, slice_grad, join, split and depth/space are strided copies; padding and tile map each output coordinate
 // to a source coordinate per dimension; reverse_subsequences reads each line's lengths.
 #include "../../core/ops/data_movement.h"
@@ -20,6 +21,8 @@ struct StridedCopy::State {
     int64_t dst_offset, src_offset;  // elements
     int sm_count;
     bool contiguous;
+    bool vectors;     // `wide` holds the copy in 16-byte units (the addresses are checked at dispatch)
+    Indexer<2> wide;
 };
 
 namespace {
@@ -44,6 +47,19 @@ StridedCopy::StridedCopy(const CudaDevice& device, const Sizes& shape, size_t el
     s.src_offset = src_offset;
     s.sm_count = device.sm_count();
     s.contiguous = s.ix.rank == 1 && (s.ix.count == 1 || (s.ix.strides[0][0] == 1 && s.ix.strides[1][0] == 1));
+    // 16-byte units: both innermost strides 1, the innermost size and every other stride whole units.
+    const int last = s.ix.rank - 1;
+    const int64_t unit = element_size < 16 ? int64_t(16 / element_size) : 0;
+    s.vectors = unit > 1 && s.ix.sizes[last] % unit == 0 && s.ix.strides[0][last] == 1 && s.ix.strides[1][last] == 1;
+    for (int d = 0; d < last; ++d)
+        for (int k = 0; k < 2; ++k) s.vectors = s.vectors && s.ix.strides[k][d] % unit == 0;
+    if (s.vectors) {
+        s.wide = s.ix;
+        s.wide.sizes[last] = uint32_t(s.ix.sizes[last] / unit);
+        s.wide.count = s.ix.count / unit;
+        for (int d = 0; d < last; ++d)
+            for (int k = 0; k < 2; ++k) s.wide.strides[k][d] = s.ix.strides[k][d] / unit;
+    }
 }
 
 StridedCopy StridedCopy::packing(const CudaDevice& device, const TensorDesc& view) {
@@ -64,6 +80,9 @@ void StridedCopy::enqueue(void* dst, const void* src, cudaStream_t stream) const
               "cudaMemcpyAsync on the device");
         return;
     }
+    if (s.vectors && aligned16(d) && aligned16(from))
+        return for_each<2>(s.wide, CopyOp<uint4>{reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(from)},
+                           s.sm_count, stream, "strided copy");
     visit_storage(s.element_size, [&]<class U>() {
         for_each<2>(s.ix, CopyOp<U>{reinterpret_cast<U*>(d), reinterpret_cast<const U*>(from)}, s.sm_count, stream,
                     "strided copy");

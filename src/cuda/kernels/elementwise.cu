@@ -18,35 +18,6 @@ namespace dml::cuda {
 
 namespace {
 
-// --- type dispatch (host) -------------------------------------------------------------------------------------------
-
-// --- the generic map --------------------------------------------------------------------------------------------
-
-// y = fn(x0, x1, ...) on compute values (float16 as float); Out and In... are the stored types.
-template <class Out, class Fn, class... In>
-struct MapOp {
-    static constexpr int N = int(sizeof...(In)) + 1;
-    Out* y;
-    const void* x[N - 1];
-    Fn fn;
-
-    __device__ void operator()(uint64_t, const int64_t (&off)[N]) const {
-        apply(off, std::index_sequence_for<In...>{});
-    }
-    template <size_t... I>
-    __device__ void apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
-        store(y + off[0], compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...)));
-    }
-};
-
-template <class Out, class... In, int N, class Fn>
-void map_elements(const MapKernel<N>& k, const LaunchArgs& a, const Fn& fn, const char* what) {
-    static_assert(N == int(sizeof...(In)) + 1);
-    MapOp<Out, Fn, In...> op{static_cast<Out*>(a.outputs[0]), {}, fn};
-    for (int i = 0; i + 1 < N; ++i) op.x[i] = a.inputs[i];
-    k.run(op, a, what);
-}
-
 // A compute value as the tensor stores it (float16 rounds), as the CPU reads back an output to activate it in place.
 template <class T>
 __device__ __forceinline__ compute_of<T> as_stored(compute_of<T> v) {

@@ -66,8 +66,8 @@ struct FlashConfig {
     static constexpr size_t kSharedBytes = size_t(kBlockM + 4 * kBlockN) * kStride * sizeof(__half);  // Q, 2 K, 2 V
 };
 
-// mma.sync, ldmatrix and cp.async need sm_80: the compute_75 PTX of the build gets an empty kernel, which the host
-// never launches there.
+// mma.sync, ldmatrix and cp.async need sm_80: PTX for an older architecture gets an empty kernel, which the host
+// never launches (it reads the kernel's PTX version: attention.cu, flash_suits).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 namespace flash {
 

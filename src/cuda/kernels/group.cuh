@@ -38,9 +38,9 @@ __device__ __forceinline__ ValueIndex<C> shuffle_xor(ValueIndex<C> v, int lane_m
 
 // Combines one value per thread of a TEAM-thread team; every thread of the team gets the result. A team of more
 // than 32 threads must be its whole block (blockDim.y == 1, as every launch here has it): the block shares one
-// `partial` array and synchronizes whole.
+// `partial` array and synchronizes whole. A block may have fewer threads than TEAM: `warps` of them.
 template <int TEAM, class V, class Op>
-__device__ V team_reduce(V v, Op op) {
+__device__ V team_reduce(V v, Op op, int warps = TEAM / 32) {
 #pragma unroll
     for (int m = 16; m > 0; m >>= 1) v = op(v, shuffle_xor(v, m));
     if constexpr (TEAM > 32) {
@@ -50,7 +50,8 @@ __device__ V team_reduce(V v, Op op) {
         __syncthreads();
         v = partial[0];
 #pragma unroll
-        for (int w = 1; w < TEAM / 32; ++w) v = op(v, partial[w]);
+        for (int w = 1; w < TEAM / 32; ++w)
+            if (w < warps) v = op(v, partial[w]);
     }
     return v;
 }

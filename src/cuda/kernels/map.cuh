@@ -1,6 +1,11 @@
 // A node whose output element i depends on element i of each input (element-wise operators, activations, cast):
 // one Indexer over the output and every input view, built at compile; the family's launcher picks the functor.
+// Where every operand is packed in the same order (the indexer merged them into one run of stride 1) and aligned,
+// map_elements moves 16-byte vectors instead: no index arithmetic, a quarter to a sixteenth of the memory
+// instructions.
 #pragma once
+#include <utility>
+
 #include "common.cuh"
 #include "kernel.h"
 
@@ -17,6 +22,8 @@ public:
         strides[0] = signed_strides(node.outputs[0]);
         for (int k = 1; k < N; ++k) strides[k] = signed_strides(node.inputs[k - 1]->desc);
         ix = make_indexer<N>(node.outputs[0].sizes, strides);
+        packed = ix.rank == 1;
+        for (int k = 0; k < N; ++k) packed = packed && (ix.strides[k][0] == 1 || ix.count == 1);
     }
     void enqueue(const LaunchArgs& args) const override { launcher_(*this, args); }
 
@@ -30,9 +37,78 @@ public:
     const Node& node;
     const int sm_count;
     Indexer<N> ix;
+    bool packed;  // every operand is one run of stride 1, in the same order
 
 private:
     Launcher launcher_;
 };
+
+// y = fn(x0, x1, ...) on compute values (float16 as float); Out and In... are the stored types.
+template <class Out, class Fn, class... In>
+struct MapOp {
+    static constexpr int N = int(sizeof...(In)) + 1;
+    // The packed path: float types, every input of the output's type (16 bytes a vector).
+    static constexpr bool kPackable = is_float_v<Out> && sizeof(Out) <= 4 && (std::is_same_v<In, Out> && ...);
+    static constexpr int kWidth = int(16 / sizeof(Out));
+    Out* y;
+    const void* x[N - 1];
+    Fn fn;
+
+    __device__ void operator()(uint64_t, const int64_t (&off)[N]) const {
+        apply(off, std::index_sequence_for<In...>{});
+    }
+    template <size_t... I>
+    __device__ void apply(const int64_t (&off)[N], std::index_sequence<I...>) const {
+        store(y + off[0], compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...)));
+    }
+
+    // Elements i .. i + kWidth - 1 of packed operands, i a multiple of kWidth.
+    __device__ void apply_vector(uint64_t i) const { apply_vector(i, std::index_sequence_for<In...>{}); }
+    template <size_t... I>
+    __device__ void apply_vector(uint64_t i, std::index_sequence<I...>) const {
+        using V = Vector<Out, kWidth>;
+        const V in[N - 1] = {*reinterpret_cast<const V*>(static_cast<const In*>(x[I]) + i)...};
+        V out;
+#pragma unroll
+        for (int j = 0; j < kWidth; ++j) out.v[j] = to_stored<Out>(compute_of<Out>(fn(load(&in[I].v[j])...)));
+        *reinterpret_cast<V*>(y + i) = out;
+    }
+};
+
+// Vectors first, grid-stride; then the count % W elements left, one a thread.
+template <class Op>
+__global__ void __launch_bounds__(kThreads) packed_map_kernel(uint64_t count, Op op) {
+    constexpr int W = Op::kWidth;
+    const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (uint64_t v = first; v < count / W; v += uint64_t(gridDim.x) * blockDim.x) op.apply_vector(v * W);
+    const uint64_t tail = count / W * W + first;
+    if (first < W && tail < count) {
+        int64_t off[Op::N];
+#pragma unroll
+        for (int k = 0; k < Op::N; ++k) off[k] = int64_t(tail);
+        op(tail, off);
+    }
+}
+
+template <class Out, class... In, int N, class Fn>
+void map_elements(const MapKernel<N>& k, const LaunchArgs& a, const Fn& fn, const char* what) {
+    static_assert(N == int(sizeof...(In)) + 1);
+    using Op = MapOp<Out, Fn, In...>;
+    Op op{static_cast<Out*>(a.outputs[0]), {}, fn};
+    bool aligned = aligned16(op.y);
+    for (int i = 0; i + 1 < N; ++i) {
+        op.x[i] = a.inputs[i];
+        aligned = aligned && aligned16(op.x[i]);
+    }
+    if constexpr (Op::kPackable) {
+        if (k.packed && aligned) {
+            const uint64_t count = k.ix.count;
+            packed_map_kernel<Op><<<blocks_for((count + Op::kWidth - 1) / Op::kWidth, k.sm_count), kThreads, 0,
+                                    a.stream>>>(count, op);
+            return check_launch(what);
+        }
+    }
+    k.run(op, a, what);
+}
 
 }  // namespace dml::cuda

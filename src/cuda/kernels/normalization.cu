@@ -2,18 +2,14 @@
 // (instance, layer and group normalization in practice) and local response normalization, with the CPU kernels'
 // semantics (cpu/kernels/normalization.cpp) in float rather than double.
 //
-// The normalizations over groups (MVN, batch normalization training and its gradients) share one kernel: a team
-// of threads takes a group, or a chunk of a large one, holds its elements in registers, reduces them and writes
-// the outputs from those registers, so that a group that fits is read once and written once. Larger groups take
-// two launches: partial statistics per chunk into the workspace, then each chunk combines its group's partials
-// (in a fixed order: deterministic) and normalizes. Where the streamed operands are contiguous along the
-// innermost dimension they move in 16-byte vectors.
+// The normalizations over groups (MVN, batch normalization training and its gradients) hold each group in
+// registers (held_groups.cuh): a group that fits is read once and written once.
 #include "../../core/ops/normalization.h"
 
 #include <algorithm>
 
 #include "factory.h"
-#include "group.cuh"
+#include "held_groups.cuh"
 
 namespace dml::cuda {
 
@@ -52,243 +48,6 @@ std::vector<bool> broadcast_dims(const TensorDesc& input, const TensorDesc& stat
     return r;
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-// --- 16-byte vectors -----------------------------------------------------------------------------------------
-
-template <class T> constexpr int kVec = int(16 / sizeof(T));
-
-template <int VEC, class T>
-__device__ __forceinline__ void load_vec(const T* p, float (&v)[VEC]) {
-    if constexpr (VEC == 1) {
-        v[0] = float(load(p));
-    } else if constexpr (std::is_same_v<T, __half>) {
-        static_assert(VEC == 8);
-        const uint4 raw = *reinterpret_cast<const uint4*>(p);
-        const __half2* h = reinterpret_cast<const __half2*>(&raw);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const float2 f = __half22float2(h[i]);
-            v[2 * i] = f.x, v[2 * i + 1] = f.y;
-        }
-    } else {
-        static_assert(VEC == 4 && std::is_same_v<T, float>);
-        const float4 f = *reinterpret_cast<const float4*>(p);
-        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-    }
-}
-
-template <int VEC, class T>
-__device__ __forceinline__ void store_vec(T* p, const float (&v)[VEC]) {
-    if constexpr (VEC == 1) {
-        store(p, v[0]);
-    } else if constexpr (std::is_same_v<T, __half>) {
-        uint4 raw;
-        __half2* h = reinterpret_cast<__half2*>(&raw);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
-        *reinterpret_cast<uint4*>(p) = raw;
-    } else {
-        *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-    }
-}
-
-// Operand k's strides in `ix` are multiples of vec, the innermost `skip` dimensions left out.
-template <int N>
-bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
-    for (int d = 0; d + skip < ix.rank; ++d)
-        if (ix.strides[k][d] % vec) return false;
-    return true;
-}
-
-// --- normalizations over groups --------------------------------------------------------------------------------
-
-constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
-constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
-
-// Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
-struct Triple {
-    float a, b, c;
-};
-__device__ __forceinline__ Triple shuffle_xor(Triple v, int m) {
-    return {__shfl_xor_sync(0xffffffffu, v.a, m), __shfl_xor_sync(0xffffffffu, v.b, m),
-            __shfl_xor_sync(0xffffffffu, v.c, m)};
-}
-
-template <int N>
-struct Groups {
-    Indexer<N> outer;  // group g -> offsets of its first element in every operand
-    Indexer<N> inner;  // element e of a group -> offsets from the group's first element
-    uint64_t size;     // elements per group
-    uint64_t chunk;    // elements per work item: the whole group, or a multiple of the vector width
-    uint64_t chunks;   // work items per group
-    int64_t last[N];   // strides along the innermost inner dimension: the elements of a vector step by them
-
-    // Whether operand k runs contiguously along vectors of `vec` elements, each starting at a multiple of vec.
-    bool runs_in_vectors(int k, int vec) const {
-        return last[k] == 1 && strides_multiple(outer, k, vec) && strides_multiple(inner, k, vec, 1);
-    }
-};
-
-// How a node's groups run, settled at compile.
-template <int N>
-struct GroupPlan {
-    Groups<N> g;
-    int team;
-    bool vectors;  // the streams' layout allows vectors (their addresses are checked at dispatch)
-
-    uint64_t workspace() const { return g.chunks > 1 ? g.outer.count * g.chunks * sizeof(Triple) : 0; }
-};
-
-// Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
-// the operands read or written element by element in full. The narrowest team holding a whole group takes it
-// (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
-template <int N>
-GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
-                         const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
-                         std::initializer_list<int> streams) {
-    Sizes outer_sizes, inner_sizes;
-    std::array<std::vector<int64_t>, N> outer, inner;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-        (reduced[d] ? inner_sizes : outer_sizes).push_back(sizes[d]);
-        for (int k = 0; k < N; ++k) (reduced[d] ? inner : outer)[k].push_back(strides[k][d]);
-    }
-    auto fill = [](Sizes& s, std::array<std::vector<int64_t>, N>& st) {  // no dimension: one of size 1
-        if (!s.empty()) return;
-        s = {1};
-        for (auto& v : st) v = {0};
-    };
-    fill(outer_sizes, outer);
-    fill(inner_sizes, inner);
-    GroupPlan<N> p{};
-    Groups<N>& g = p.g;
-    g.outer = make_indexer<N>(outer_sizes, outer);
-    g.inner = make_indexer<N>(inner_sizes, inner);
-    g.size = g.inner.count;
-    for (int k = 0; k < N; ++k) g.last[k] = g.inner.strides[k][g.inner.rank - 1];
-    // Vectors never straddle the innermost dimension (its size is a multiple of theirs, as is every chunk).
-    const int vec = type == DataType::Float16 ? kVec<__half> : kVec<float>;
-    p.vectors = g.inner.sizes[g.inner.rank - 1] % vec == 0;
-    for (int k : streams)
-        p.vectors = p.vectors && g.runs_in_vectors(k, vec);
-    wide = wide && p.vectors;
-    p.team = 0;
-    for (int team : {32, 64, 128, 256, 512, 1024})
-        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
-            p.team = team;
-            g.chunk = g.size, g.chunks = 1;
-            break;
-        }
-    if (!p.team) {
-        p.team = kChunkTeam;
-        g.chunk = uint64_t(kChunkTeam) * kHeld;
-        g.chunks = (g.size + g.chunk - 1) / g.chunk;
-    }
-    return p;
-}
-
-enum class Pass { Whole, Partials, Apply };
-
-// Work item i is chunk i % chunks of group i / chunks, taken by a team of TEAM threads (a block, or a warp of a
-// block of eight). Thread `lane` holds vectors lane, lane + TEAM, ... of its chunk. Whole: reduce the group and
-// write it. Partials: reduce the chunk into partials[i]. Apply: combine the group's partials and write the chunk.
-// Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
-// which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
-// g's element is at g).
-template <class Op, int TEAM, int VEC>
-__global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
-    group_norm_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
-    constexpr int N = Op::N, ITEMS = kHeld / VEC;
-    const unsigned lane = threadIdx.x;
-    const uint64_t items = g.outer.count * g.chunks;
-    for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
-         item += uint64_t(gridDim.x) * blockDim.y) {
-        const uint64_t group = item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
-        const uint64_t end = min(g.size, begin + g.chunk);
-        int64_t base[N];
-        g.outer.offsets(group, base);
-        // The offsets of this thread's vector k in every operand; false past the chunk.
-        auto at = [&](int k, int64_t(&off)[N]) {
-            const uint64_t e = begin + (lane + uint64_t(k) * TEAM) * VEC;
-            if (e >= end) return false;
-            g.inner.offsets(e, off);
-#pragma unroll
-            for (int i = 0; i < N; ++i) off[i] += base[i];
-            return true;
-        };
-        float v[ITEMS][Op::kStreams][VEC];
-        int held = 0;  // vectors held: a prefix of 0 .. ITEMS - 1
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            int64_t off[N];
-            if (at(k, off)) {
-                op.template gather<VEC>(off, v[k]);
-                held = k + 1;
-            }
-        }
-        Triple total;
-        if (pass == Pass::Apply) {
-            Triple t{0.0f, 0.0f, 0.0f};
-            for (uint64_t j = lane; j < g.chunks; j += TEAM) t = Op::combine(t, partials[group * g.chunks + j]);
-            total = team_reduce<TEAM>(t, [](Triple p, Triple q) { return Op::combine(p, q); });
-        } else {
-            total = op.template reduce<TEAM>(v, held, end - begin, base);
-            if (pass == Pass::Partials) {
-                if (lane == 0) partials[item] = total;
-                continue;
-            }
-        }
-        const typename Op::Coef c = op.finish(total, base, group, g.size, begin == 0 && lane == 0);
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            int64_t off[N];
-            if (k < held && at(k, off)) op.template emit<VEC>(off, g.last, v[k], c);
-        }
-    }
-}
-
-template <class Op, int TEAM, int VEC>
-void launch_pass(const Groups<Op::N>& g, const Op& op, Pass pass, Triple* ws, int sm_count, cudaStream_t stream) {
-    constexpr unsigned per_block = TEAM == 32 ? 8 : 1;
-    const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
-    const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
-    group_norm_kernel<Op, TEAM, VEC><<<blocks, dim3(TEAM, per_block), 0, stream>>>(g, op, pass, ws);
-    check_launch("normalization");
-}
-
-template <class Op, int TEAM, int VEC>
-void launch_passes(const Groups<Op::N>& g, const Op& op, Triple* ws, int sm_count, cudaStream_t stream) {
-    if (g.chunks == 1) return launch_pass<Op, TEAM, VEC>(g, op, Pass::Whole, ws, sm_count, stream);
-    launch_pass<Op, TEAM, VEC>(g, op, Pass::Partials, ws, sm_count, stream);
-    launch_pass<Op, TEAM, VEC>(g, op, Pass::Apply, ws, sm_count, stream);
-}
-
-template <class Op, int VEC>
-void launch_team(const GroupPlan<Op::N>& p, const Op& op, Triple* ws, int sm_count, cudaStream_t stream) {
-    switch (p.team) {
-        case 32: return launch_passes<Op, 32, VEC>(p.g, op, ws, sm_count, stream);
-        case 256: return launch_passes<Op, 256, VEC>(p.g, op, ws, sm_count, stream);
-        default: break;
-    }
-    if constexpr (Op::kWide) {
-        switch (p.team) {
-            case 64: return launch_passes<Op, 64, VEC>(p.g, op, ws, sm_count, stream);
-            case 128: return launch_passes<Op, 128, VEC>(p.g, op, ws, sm_count, stream);
-            case 512: return launch_passes<Op, 512, VEC>(p.g, op, ws, sm_count, stream);
-            case 1024: return launch_passes<Op, 1024, VEC>(p.g, op, ws, sm_count, stream);
-            default: break;
-        }
-    }
-}
-
-// Runs the plan; `aligned`: the streams' addresses allow vectors.
-template <class Op>
-void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream) {
-    auto* partials = static_cast<Triple*>(ws);
-    if (p.vectors && aligned) launch_team<Op, kVec<typename Op::Type>>(p, op, partials, sm_count, stream);
-    else launch_team<Op, 1>(p, op, partials, sm_count, stream);
-}
 
 // MEAN_VARIANCE_NORMALIZATION1 and BATCH_NORMALIZATION_TRAINING: y = act(scale * (x - mean) / sqrt(var + eps) +
 // bias + add) over each group (MVN without normalize_variance leaves out the division); training also writes each
@@ -322,12 +81,13 @@ struct NormalizeOp {
     }
 
     template <int VEC>
-    __device__ void gather(const int64_t (&at)[N], float (&v)[1][VEC]) const {
-        load_vec<VEC>(x + at[X], v[0]);
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1]) const {
+        v[0] = load_vector<VEC>(x + at[X]);
     }
 
-    template <int TEAM, int ITEMS, int VEC>
-    __device__ Triple reduce(const float (&v)[ITEMS][1][VEC], int held, uint64_t count, const int64_t (&)[N]) const {
+    template <class Team, int ITEMS, int VEC>
+    __device__ Triple reduce(const Team& team, const Vector<T, VEC> (&v)[ITEMS][1], int held, uint64_t count,
+                             const int64_t (&)[N]) const {
         auto sum = [](float p, float q) { return p + q; };
         float s = 0.0f;
 #pragma unroll
@@ -335,14 +95,14 @@ struct NormalizeOp {
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) s += v[k][0][j];
-        const float n = float(count), m = team_reduce<TEAM>(s, sum) / n;
+        const float n = float(count), m = team.reduce(s, sum) / n;
         float sq = 0.0f;
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) sq += (v[k][0][j] - m) * (v[k][0][j] - m);
-        return {n, m, team_reduce<TEAM>(sq, sum)};
+        return {n, m, team.reduce(sq, sum)};
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t group, uint64_t, bool write) const {
@@ -357,28 +117,29 @@ struct NormalizeOp {
     // The VEC elements of optional operand k a vector of y takes: one 16-byte load where the operand runs along
     // the vector (layer normalization's scale and bias), else element by element (a per-channel operand is one).
     template <int VEC>
-    __device__ void operand(const T* p, int k, const int64_t (&at)[N], const int64_t (&last)[N],
-                            float (&o)[VEC]) const {
-        if (p && vector_operands) return load_vec<VEC>(p + at[k], o);
+    __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N], const int64_t (&last)[N]) const {
+        if (p && vector_operands) return load_vector<VEC>(p + at[k]);
+        Vector<T, VEC> o;
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] = p ? float(load(p + at[k] + j * last[k])) : 0.0f;
+        for (int j = 0; j < VEC; ++j) o.v[j] = p ? p[at[k] + j * last[k]] : T(0.0f);
+        return o;
     }
 
     template <int VEC>
-    __device__ void emit(const int64_t (&at)[N], const int64_t (&last)[N], const float (&v)[1][VEC], Coef c) const {
-        float s[VEC], b[VEC], a[VEC], out[VEC];
-        operand<VEC>(scale, Scale, at, last, s);
-        operand<VEC>(bias, Bias, at, last, b);
-        operand<VEC>(add, Add, at, last, a);
+    __device__ void emit(const int64_t (&at)[N], const int64_t (&last)[N], const Vector<T, VEC> (&v)[1],
+                         Coef c) const {
+        const Vector<T, VEC> s = operand<VEC>(scale, Scale, at, last), b = operand<VEC>(bias, Bias, at, last),
+                             a = operand<VEC>(add, Add, at, last);
+        Vector<T, VEC> out;
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
             float r = (v[0][j] - c.mean) * c.inv_std;
             if (scale) r *= s[j];
             if (bias) r += b[j];
             if (add) r += a[j];
-            out[j] = apply_activation(act, r);
+            out.v[j] = to_stored<T>(apply_activation(act, r));
         }
-        store_vec<VEC>(y + at[Y], out);
+        store_vector(y + at[Y], out);
     }
 };
 
@@ -406,13 +167,14 @@ struct BatchNormGradOp {
     static __device__ Triple combine(Triple p, Triple q) { return {p.a + q.a, p.b + q.b, p.c + q.c}; }
 
     template <int VEC>
-    __device__ void gather(const int64_t (&at)[N], float (&v)[2][VEC]) const {
-        load_vec<VEC>(x + at[X], v[0]);
-        load_vec<VEC>(dy + at[Dy], v[1]);
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[2]) const {
+        v[0] = load_vector<VEC>(x + at[X]);
+        v[1] = load_vector<VEC>(dy + at[Dy]);
     }
 
-    template <int TEAM, int ITEMS, int VEC>
-    __device__ Triple reduce(const float (&v)[ITEMS][2][VEC], int held, uint64_t, const int64_t (&base)[N]) const {
+    template <class Team, int ITEMS, int VEC>
+    __device__ Triple reduce(const Team& team, const Vector<T, VEC> (&v)[ITEMS][2], int held, uint64_t,
+                             const int64_t (&base)[N]) const {
         const float m = load(mean + base[Mean]);
         Triple t{0.0f, 0.0f, 0.0f};
 #pragma unroll
@@ -423,7 +185,7 @@ struct BatchNormGradOp {
                     const float xc = v[k][0][j] - m, g = v[k][1][j];
                     t = {t.a + g, t.b + g * xc, t.c + xc};
                 }
-        return team_reduce<TEAM>(t, [](Triple p, Triple q) { return combine(p, q); });
+        return team.reduce(t, [](Triple p, Triple q) { return combine(p, q); });
     }
 
     __device__ Coef finish(Triple t, const int64_t (&base)[N], uint64_t group, uint64_t size, bool write) const {
@@ -439,12 +201,13 @@ struct BatchNormGradOp {
     }
 
     template <int VEC>
-    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const float (&v)[2][VEC], Coef c) const {
-        float out[VEC];
+    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const Vector<T, VEC> (&v)[2], Coef c) const {
+        Vector<T, VEC> out;
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-            out[j] = training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k) : v[1][j] * c.a;
-        store_vec<VEC>(dx + at[Dx], out);
+            out.v[j] = to_stored<T>(training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k)
+                                             : v[1][j] * c.a);
+        store_vector(dx + at[Dx], out);
     }
 };
 
@@ -499,7 +262,7 @@ public:
             const bool aligned = aligned16(op.x) && aligned16(y);
             op.vector_operands = operand_vectors_ && aligned && aligned16(op.scale) && aligned16(op.bias) &&
                                  aligned16(op.add);  // null is aligned
-            run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream);
+            run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream, "normalization");
         });
     }
 
@@ -543,7 +306,7 @@ public:
                                   static_cast<T*>(a.outputs[1]), static_cast<T*>(a.outputs[2]),
                                   desc_.epsilon,                desc_.training};
             run_groups(plan_, op, aligned16(op.x) && aligned16(op.dy) && aligned16(op.dx), a.workspace, sm_count_,
-                       a.stream);
+                       a.stream, "batch normalization gradient");
         });
     }
 
@@ -578,8 +341,7 @@ __global__ void __launch_bounds__(kThreads) batch_norm_kernel(Indexer<BatchNormA
          i += uint64_t(gridDim.x) * blockDim.x) {
         int64_t off[A::N];
         ix.offsets(i * VEC, off);
-        float v[VEC];
-        load_vec<VEC>(a.x + off[A::X], v);
+        Vector<T, VEC> v = load_vector<VEC>(a.x + off[A::X]);
         float m = 0.0f, k = 0.0f, b = 0.0f;
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
@@ -589,9 +351,9 @@ __global__ void __launch_bounds__(kThreads) batch_norm_kernel(Indexer<BatchNormA
                     sqrtf(load(a.variance + off[A::Variance] + j * a.last[A::Variance]) + a.epsilon);
                 b = load(a.bias + off[A::Bias] + j * a.last[A::Bias]);
             }
-            v[j] = apply_activation(a.act, (v[j] - m) * k + b);
+            v.v[j] = to_stored<T>(apply_activation(a.act, (v[j] - m) * k + b));
         }
-        store_vec<VEC>(a.y + off[A::Y], v);
+        store_vector(a.y + off[A::Y], v);
     }
 }
 

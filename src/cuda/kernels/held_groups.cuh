@@ -1,0 +1,216 @@
+// Operators over groups of elements (normalizations, softmax) whose groups a team of threads holds in registers:
+// the team takes a group, or a chunk of a large one, reduces it and writes the outputs from those registers, so
+// that a group that fits is read once and written once. Larger groups take two launches: partial results per
+// chunk into the workspace, then each chunk combines its group's partials (in a fixed order: deterministic) and
+// writes. Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
+// An operator supplies an Op (gather, reduce, combine, finish, emit: see held_group_kernel). A thread holds its
+// elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
+#pragma once
+#include <algorithm>
+
+#include "group.cuh"
+
+namespace dml::cuda {
+
+// --- 16-byte vectors -----------------------------------------------------------------------------------------
+
+template <class T> constexpr int kVec = int(16 / sizeof(T));
+
+// Operand k's strides in `ix` are multiples of vec, the innermost `skip` dimensions left out.
+template <int N>
+bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
+    for (int d = 0; d + skip < ix.rank; ++d)
+        if (ix.strides[k][d] % vec) return false;
+    return true;
+}
+
+// --- groups held in registers ---------------------------------------------------------------------------------
+
+constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
+constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
+
+// Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
+struct Triple {
+    float a, b, c;
+};
+__device__ __forceinline__ Triple shuffle_xor(Triple v, int m) {
+    return {__shfl_xor_sync(0xffffffffu, v.a, m), __shfl_xor_sync(0xffffffffu, v.b, m),
+            __shfl_xor_sync(0xffffffffu, v.c, m)};
+}
+
+template <int N>
+struct Groups {
+    Indexer<N> outer;  // group g -> offsets of its first element in every operand
+    Indexer<N> inner;  // element e of a group -> offsets from the group's first element
+    uint64_t size;     // elements per group
+    uint64_t chunk;    // elements per work item: the whole group, or a multiple of the vector width
+    uint64_t chunks;   // work items per group
+    int64_t last[N];   // strides along the innermost inner dimension: the elements of a vector step by them
+
+    // Whether operand k runs contiguously along vectors of `vec` elements, each starting at a multiple of vec.
+    bool runs_in_vectors(int k, int vec) const {
+        return last[k] == 1 && strides_multiple(outer, k, vec) && strides_multiple(inner, k, vec, 1);
+    }
+};
+
+// How a node's groups run, settled at compile.
+template <int N>
+struct GroupPlan {
+    Groups<N> g;
+    int team;
+    bool vectors;  // the streams' layout allows vectors (their addresses are checked at dispatch)
+
+    uint64_t workspace() const { return g.chunks > 1 ? g.outer.count * g.chunks * sizeof(Triple) : 0; }
+};
+
+// Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
+// the operands read or written element by element in full. The narrowest team holding a whole group takes it
+// (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
+// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
+template <int N>
+GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
+                         const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
+                         std::initializer_list<int> streams) {
+    Sizes outer_sizes, inner_sizes;
+    std::array<std::vector<int64_t>, N> outer, inner;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+        (reduced[d] ? inner_sizes : outer_sizes).push_back(sizes[d]);
+        for (int k = 0; k < N; ++k) (reduced[d] ? inner : outer)[k].push_back(strides[k][d]);
+    }
+    auto fill = [](Sizes& s, std::array<std::vector<int64_t>, N>& st) {  // no dimension: one of size 1
+        if (!s.empty()) return;
+        s = {1};
+        for (auto& v : st) v = {0};
+    };
+    fill(outer_sizes, outer);
+    fill(inner_sizes, inner);
+    GroupPlan<N> p{};
+    Groups<N>& g = p.g;
+    g.outer = make_indexer<N>(outer_sizes, outer);
+    g.inner = make_indexer<N>(inner_sizes, inner);
+    g.size = g.inner.count;
+    for (int k = 0; k < N; ++k) g.last[k] = g.inner.strides[k][g.inner.rank - 1];
+    // Vectors never straddle the innermost dimension (its size is a multiple of theirs, as is every chunk).
+    const int vec = type == DataType::Float16 ? kVec<__half> : kVec<float>;
+    p.vectors = g.inner.sizes[g.inner.rank - 1] % vec == 0;
+    for (int k : streams)
+        p.vectors = p.vectors && g.runs_in_vectors(k, vec);
+    wide = wide && p.vectors;
+    p.team = 0;
+    for (int team : {32, 64, 128, 256, 512, 1024})
+        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
+            p.team = team;
+            g.chunk = g.size, g.chunks = 1;
+            break;
+        }
+    if (!p.team) {
+        p.team = kChunkTeam;
+        g.chunk = uint64_t(kChunkTeam) * kHeld;
+        g.chunks = (g.size + g.chunk - 1) / g.chunk;
+    }
+    return p;
+}
+
+enum class Pass { Whole, Partials, Apply };
+
+// A team of threads that takes a work item: a warp (MAX = 32: eight teams a block) or a whole block of `size` <=
+// MAX threads (a multiple of 32). One kernel serves every block size up to MAX: fewer instantiations to compile.
+template <int MAX>
+struct Team {
+    unsigned size, lane;
+    template <class V, class F>
+    __device__ V reduce(V v, F f) const { return team_reduce<MAX>(v, f, int(size / 32)); }
+};
+
+// Work item i is chunk i % chunks of group i / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors lane,
+// lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
+// partials[i]. Apply: combine the group's partials (Triple{} is the empty one) and write the chunk.
+// Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
+// which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
+// g's element is at g).
+template <class Op, int TEAM, int VEC>
+__global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
+    held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
+    constexpr int N = Op::N, ITEMS = kHeld / VEC;
+    const Team<TEAM> team{TEAM == 32 ? 32u : blockDim.x, threadIdx.x};
+    const unsigned lane = team.lane;
+    const uint64_t items = g.outer.count * g.chunks;
+    for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
+         item += uint64_t(gridDim.x) * blockDim.y) {
+        const uint64_t group = item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
+        const uint64_t end = min(g.size, begin + g.chunk);
+        int64_t base[N];
+        g.outer.offsets(group, base);
+        // The offsets of this thread's vector k in every operand; false past the chunk.
+        auto at = [&](int k, int64_t(&off)[N]) {
+            const uint64_t e = begin + (lane + uint64_t(k) * team.size) * VEC;
+            if (e >= end) return false;
+            g.inner.offsets(e, off);
+#pragma unroll
+            for (int i = 0; i < N; ++i) off[i] += base[i];
+            return true;
+        };
+        Vector<typename Op::Type, VEC> v[ITEMS][Op::kStreams];
+        int held = 0;  // vectors held: a prefix of 0 .. ITEMS - 1
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            int64_t off[N];
+            if (at(k, off)) {
+                op.template gather<VEC>(off, v[k]);
+                held = k + 1;
+            }
+        }
+        Triple total;
+        if (pass == Pass::Apply) {
+            Triple t{0.0f, 0.0f, 0.0f};
+            for (uint64_t j = lane; j < g.chunks; j += team.size) t = Op::combine(t, partials[group * g.chunks + j]);
+            total = team.reduce(t, [](Triple p, Triple q) { return Op::combine(p, q); });
+        } else {
+            total = op.reduce(team, v, held, end - begin, base);
+            if (pass == Pass::Partials) {
+                if (lane == 0) partials[item] = total;
+                continue;
+            }
+        }
+        const typename Op::Coef c = op.finish(total, base, group, g.size, begin == 0 && lane == 0);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            int64_t off[N];
+            if (k < held && at(k, off)) op.template emit<VEC>(off, g.last, v[k], c);
+        }
+    }
+}
+
+// The group kernel with teams of at most TEAM threads, `team` threads each.
+template <class Op, int TEAM, int VEC>
+void launch_passes(const Groups<Op::N>& g, unsigned team, const Op& op, Triple* ws, int sm_count,
+                   cudaStream_t stream, const char* what) {
+    const unsigned per_block = TEAM == 32 ? 8 : 1;
+    const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
+    const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
+    for (Pass pass : {Pass::Whole, Pass::Partials, Pass::Apply}) {
+        if ((pass == Pass::Whole) != (g.chunks == 1)) continue;
+        held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, pass, ws);
+        check_launch(what);
+    }
+}
+
+// Warps, blocks of 256, and (wide operators moving vectors) blocks of 64 to 1024 threads.
+template <class Op, int VEC>
+void launch_team(const GroupPlan<Op::N>& p, const Op& op, Triple* ws, int sm_count, cudaStream_t stream,
+                 const char* what) {
+    if (p.team == 32) return launch_passes<Op, 32, VEC>(p.g, 32, op, ws, sm_count, stream, what);
+    if constexpr (Op::kWide && VEC > 1) launch_passes<Op, 1024, VEC>(p.g, p.team, op, ws, sm_count, stream, what);
+    else launch_passes<Op, 256, VEC>(p.g, 256, op, ws, sm_count, stream, what);
+}
+
+// Runs the plan; `aligned`: the streams' addresses allow vectors.
+template <class Op>
+void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream,
+                const char* what) {
+    auto* partials = static_cast<Triple*>(ws);
+    if (p.vectors && aligned) launch_team<Op, kVec<typename Op::Type>>(p, op, partials, sm_count, stream, what);
+    else launch_team<Op, 1>(p, op, partials, sm_count, stream, what);
+}
+
+}  // namespace dml::cuda

@@ -1,0 +1,117 @@
+"""Writes the tiny SDXL's manifest (tests/data/sdxl_tiny.json) and diffusers' outputs for it
+(tests/data/sdxl_reference.npz), which tests/test_sdxl.py compares the sample with.
+
+Needs diffusers, transformers, safetensors, tokenizers and (CPU) torch; the test itself needs none of the first
+two. Everything runs in float32 on the CPU.
+Run: python tests/sdxl_reference.py
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+from diffusers import AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
+from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+
+import sdxl_tiny as tiny
+from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, REFERENCE, SEED, STEPS, UNET_TIMESTEP
+
+
+def write_manifest() -> None:
+    """Each component's weight names (transformers' text models with the `text_model.` prefix) and shapes."""
+    modules = dict(unet=UNet2DConditionModel(**tiny.UNET), vae=AutoencoderKL(**tiny.VAE),
+                   text_encoder=CLIPTextModel(CLIPTextConfig(**tiny.TEXT_ENCODER)),
+                   text_encoder_2=CLIPTextModelWithProjection(CLIPTextConfig(**tiny.TEXT_ENCODER_2)))
+    manifest = {}
+    for name, module in modules.items():
+        shapes = {k: list(v.shape) for k, v in module.state_dict().items() if not k.endswith("position_ids")}
+        if name.startswith("text_encoder"):
+            shapes = {(k if k.startswith(("text_model.", "text_projection")) else "text_model." + k): s
+                      for k, s in shapes.items()}
+        manifest[name] = shapes
+    tiny.MANIFEST.parent.mkdir(exist_ok=True)
+    tiny.MANIFEST.write_text(json.dumps(manifest, separators=(",", ":")))
+
+
+def main() -> None:
+    write_manifest()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = tiny.write_folder(Path(tmp) / "tiny-sdxl")
+        pipe = StableDiffusionXLPipeline.from_pretrained(folder, torch_dtype=torch.float32)
+        for component in ("unet", "vae", "text_encoder", "text_encoder_2"):  # diffusers read every weight we wrote
+            state = getattr(pipe, component).state_dict()
+            for name, array in tiny.weights(component).items():
+                key = name if name in state else name.removeprefix("text_model.")
+                np.testing.assert_array_equal(state[key].numpy(), array, err_msg=f"{component}.{name}")
+        # The single file the test writes is what diffusers' own single-file loader reads as the same model
+        # (its VAE encoder aside, which the file leaves out).
+        single = StableDiffusionXLPipeline.from_single_file(tiny.write_single_file(Path(tmp) / "tiny.safetensors"),
+                                                            config=str(folder), torch_dtype=torch.float32,
+                                                            local_files_only=True)
+        for component in ("unet", "vae", "text_encoder", "text_encoder_2"):
+            mine, theirs = getattr(single, component).state_dict(), getattr(pipe, component).state_dict()
+            for key, value in theirs.items():
+                if not key.startswith(("encoder.", "quant_conv.")):
+                    assert torch.equal(mine[key], value), f"{component}.{key}"
+        out = {}
+        tokens = [pipe.tokenizer, pipe.tokenizer_2]
+        for i, tok in enumerate(tokens):
+            out[f"ids_{i}"] = tok([NEGATIVE, PROMPT], padding="max_length", max_length=77, truncation=True,
+                                  return_tensors="np").input_ids.astype(np.int32)
+        with torch.no_grad():
+            embeds, negative_embeds, pooled, negative_pooled = pipe.encode_prompt(
+                PROMPT, device="cpu", num_images_per_prompt=1, do_classifier_free_guidance=True,
+                negative_prompt=NEGATIVE)
+            out["context"] = torch.cat([negative_embeds, embeds]).numpy()
+            out["pooled"] = torch.cat([negative_pooled, pooled]).numpy()
+            _, zero_embeds, _, zero_pooled = pipe.encode_prompt(PROMPT, device="cpu", num_images_per_prompt=1,
+                                                                do_classifier_free_guidance=True)
+            assert not zero_embeds.any() and not zero_pooled.any()  # force_zeros_for_empty_prompt
+
+            rng = np.random.default_rng(SEED)
+            latent_shape = (1, 4, tiny.HEIGHT // 2, tiny.WIDTH // 2)
+            out["unet_sample"] = rng.standard_normal((2, *latent_shape[1:]), dtype=np.float32)
+            time_ids = torch.tensor([[tiny.HEIGHT, tiny.WIDTH, 0, 0, tiny.HEIGHT, tiny.WIDTH]] * 2, dtype=torch.float32)
+            out["unet_output"] = pipe.unet(torch.from_numpy(out["unet_sample"]), torch.tensor(UNET_TIMESTEP),
+                                           torch.from_numpy(out["context"]),
+                                           added_cond_kwargs=dict(text_embeds=torch.from_numpy(out["pooled"]),
+                                                                  time_ids=time_ids)).sample.numpy()
+
+            # Latents whose sizes do not divide by 4 (an image of 8 (4k + 1) pixels in SDXL) meet odd-sized skips.
+            out["unet_odd_sample"] = rng.standard_normal((2, 4, *ODD_LATENTS), dtype=np.float32)
+            odd_size = [2 * ODD_LATENTS[0], 2 * ODD_LATENTS[1]]  # the image the tiny VAE would make
+            odd_ids = torch.tensor([[*odd_size, 0, 0, *odd_size]] * 2, dtype=torch.float32)
+            out["unet_odd_output"] = pipe.unet(torch.from_numpy(out["unet_odd_sample"]), torch.tensor(UNET_TIMESTEP),
+                                               torch.from_numpy(out["context"]),
+                                               added_cond_kwargs=dict(text_embeds=torch.from_numpy(out["pooled"]),
+                                                                      time_ids=odd_ids)).sample.numpy()
+
+            # The pipeline with an empty negative prompt (zeros), from given noise, latents after each step.
+            out["noise"] = rng.standard_normal(latent_shape, dtype=np.float32)
+            steps = []
+
+            def keep(pipeline, i, t, kwargs):
+                steps.append(kwargs["latents"].numpy().copy())
+                return kwargs
+
+            image = pipe(PROMPT, height=tiny.HEIGHT, width=tiny.WIDTH, num_inference_steps=STEPS,
+                         guidance_scale=GUIDANCE, latents=torch.from_numpy(out["noise"]), output_type="np",
+                         callback_on_step_end=keep).images
+            out["step_latents"] = np.stack(steps)
+            out["image"] = image[0].astype(np.float32)
+    for spacing in ("leading", "trailing", "linspace"):  # the scheduler at 20 steps, each timestep spacing
+        scheduler = EulerDiscreteScheduler.from_config(dict(tiny.SCHEDULER, timestep_spacing=spacing))
+        scheduler.set_timesteps(20)
+        out[f"timesteps_{spacing}"] = scheduler.timesteps.numpy()
+        out[f"sigmas_{spacing}"] = scheduler.sigmas.numpy()
+        out[f"init_noise_sigma_{spacing}"] = np.float32(scheduler.init_noise_sigma)
+    np.savez_compressed(REFERENCE, **out)
+    print(f"wrote {tiny.MANIFEST} ({tiny.MANIFEST.stat().st_size} bytes), {REFERENCE} ({REFERENCE.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Compile's epilogue rewrites (src/core/fuse_epilogues.h), on every executor: an activation after a GEMM, a
+convolution, an ADD or a batch normalization folds into it; an ADD of a GEMM's output and another tensor becomes
+that GEMM with the tensor as C, an ADD of a convolution's output and a per-channel tensor its bias. For each rule the fused graph gives the numbers of the same graph kept unfused (its
+intermediate also read as an output, which stops the rewrite) and of a NumPy reference, and the rewrite happened:
+an activation's leaves no intermediate (the graph needs no more temporary memory than its producer alone); a
+residual add's rounds float16 once where the unfused graph rounds twice."""
+
+import math
+
+import numpy as np
+import pytest
+
+import directml as dml
+
+FA = dml.FusedActivation
+RNG = np.random.default_rng(7)
+
+
+def erf(v):
+    return np.vectorize(math.erf)(v)
+
+
+ACTIVATIONS = {  # name: (builder, NumPy reference); gelu is not in DirectML's fusable list, yet folds here
+    "relu": (dml.activation_relu, lambda v: np.maximum(v, 0)),
+    "sigmoid": (dml.activation_sigmoid, lambda v: 1 / (1 + np.exp(-v))),
+    "tanh": (dml.activation_tanh, np.tanh),
+    "gelu": (dml.activation_gelu, lambda v: v * 0.5 * (1 + erf(v / math.sqrt(2)))),
+}
+
+
+def compile_and_run(device, build, feeds):
+    """build(graph, inputs) -> (outputs, producer-only outputs): returns the results and both compiled operators'
+    temporary sizes."""
+    results, sizes = None, []
+    for which in (0, 1):
+        g = dml.Graph(device)
+        inputs = {name: g.input(a.shape, a.dtype, name=name) for name, a in feeds.items()}
+        op = g.compile(build(g, inputs)[which])
+        sizes.append(op.temporary_size)
+        if which == 0:
+            results = op(feeds)
+    return results, sizes
+
+
+def check(device, build, feeds, want, sizes=True):
+    """The chain (first output of build) matches `want` and the unfused chain, and (`sizes`) needs only its
+    producer's temporary memory; build(g, inputs, unfused) also gives the producer alone as its second list."""
+    (fused,), (chain_size, producer_size) = compile_and_run(device, lambda g, i: build(g, i, False), feeds)
+    unfused, _ = compile_and_run(device, lambda g, i: build(g, i, True), feeds)
+    np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(fused, unfused[0], rtol=1e-5, atol=1e-6)
+    assert not sizes or chain_size == producer_size, "the rewrite left an intermediate tensor"
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_folds_into_gemm(device, name):
+    build_act, ref = ACTIVATIONS[name]
+    a, b = RNG.standard_normal((2, 3, 5, 8)).astype(np.float32), RNG.standard_normal((2, 3, 8, 4)).astype(np.float32)
+
+    def build(g, i, unfused):
+        y = dml.gemm(i["a"], i["b"], alpha=0.5)
+        return [build_act(y)] + ([y] if unfused else []), [y]
+
+    check(device, build, {"a": a, "b": b}, ref(0.5 * a.astype(np.float64) @ b))
+
+
+def test_activation_folds_into_convolution(device):
+    x, f = RNG.standard_normal((1, 3, 6, 6)).astype(np.float32), RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    bias = RNG.standard_normal((1, 4, 1, 1)).astype(np.float32)
+
+    def build(g, i, unfused):
+        y = dml.convolution(i["x"], i["f"], i["bias"], start_padding=[1, 1], end_padding=[1, 1])
+        return [dml.activation_sigmoid(y)] + ([y] if unfused else []), [y]
+
+    X = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.zeros((1, 4, 6, 6)) + bias
+    for r in range(3):
+        for s in range(3):
+            conv += np.einsum("nchw,oc->nohw", X[:, :, r:r + 6, s:s + 6], f[:, :, r, s])
+    check(device, build, {"x": x, "f": f, "bias": bias}, 1 / (1 + np.exp(-conv)))
+
+
+def test_activation_folds_into_add_and_batch_normalization(device):
+    x, y = RNG.standard_normal((2, 3, 4, 4)).astype(np.float32), RNG.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    stats = [RNG.uniform(0.5, 1.5, (1, 3, 1, 1)).astype(np.float32) for _ in range(4)]
+    names = ["mean", "variance", "scale", "bias"]
+
+    def build_add(g, i, unfused):
+        s = dml.add(i["x"], i["y"])
+        return [dml.activation_tanh(s)] + ([s] if unfused else []), [s]
+
+    check(device, build_add, {"x": x, "y": y}, np.tanh(x.astype(np.float64) + y))
+
+    def build_norm(g, i, unfused):
+        n = dml.batch_normalization(i["x"], *(i[k] for k in names), spatial=True, epsilon=1e-5)
+        return [dml.activation_relu(n)] + ([n] if unfused else []), [n]
+
+    m, v, sc, b = (s.astype(np.float64) for s in stats)
+    check(device, build_norm, {"x": x, **dict(zip(names, stats))},
+          np.maximum((x - m) / np.sqrt(v + 1e-5) * sc + b, 0))
+
+
+@pytest.mark.parametrize("gemm_first", [True, False])
+@pytest.mark.parametrize("then_relu", [False, True])
+def test_residual_add_becomes_gemm_c(device, gemm_first, then_relu):
+    """x @ w + r, the residual computed after the GEMM in graph order (it runs where the ADD ran), then perhaps a
+    ReLU, which folds into the same GEMM."""
+    x, w = RNG.standard_normal((1, 2, 6, 8)).astype(np.float32), RNG.standard_normal((1, 2, 8, 5)).astype(np.float32)
+    r = RNG.standard_normal((1, 2, 6, 5)).astype(np.float32)
+
+    def build(g, i, unfused):
+        y = dml.gemm(i["x"], i["w"], alpha=2.0)
+        res = dml.exp(i["r"])
+        s = dml.add(y, res) if gemm_first else dml.add(res, y)
+        out = dml.activation_relu(s) if then_relu else s
+        return [out] + ([y] if unfused else []), [dml.gemm(i["x"], i["w"], dml.exp(i["r"]))]
+
+    want = 2.0 * x.astype(np.float64) @ w + np.exp(r.astype(np.float64))
+    check(device, build, {"x": x, "w": w, "r": r}, np.maximum(want, 0) if then_relu else want, sizes=False)
+
+
+def test_residual_add_rounds_once(device):
+    """float16: 1025 + 1024 = 2049 rounds to 2048 as a GEMM's output, and 2048 + 1 to 2048 again; the GEMM that
+    takes the residual as C rounds 2049 + 1 = 2050 once, exactly."""
+    x = np.array([[[[1025, 1024]]]], np.float16)
+    w, r = np.ones((1, 1, 2, 1), np.float16), np.ones((1, 1, 1, 1), np.float16)
+    for unfused, want in ((False, 2050), (True, 2048)):
+        g = dml.Graph(device)
+        i = {k: g.input(a.shape, np.float16, name=k) for k, a in {"x": x, "w": w, "r": r}.items()}
+        y = dml.gemm(i["x"], i["w"])
+        got = g.compile([dml.add(y, i["r"])] + ([y] if unfused else []))({"x": x, "w": w, "r": r})
+        assert got[0].item() == want
+
+
+@pytest.mark.parametrize("channel_stride", [1, 0])  # a per-channel bias, and one value broadcast over all
+def test_per_channel_add_becomes_convolution_bias(device, channel_stride):
+    """conv(x, f) + b broadcast from [1, C, 1, 1], then a ReLU: one convolution with bias and activation. An addend
+    that varies along the image stays an ADD."""
+    x, f = RNG.standard_normal((2, 3, 5, 5)).astype(np.float32), RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((1, 4, 1, 1)).astype(np.float32)
+    full = RNG.standard_normal((2, 4, 3, 3)).astype(np.float32)
+
+    def build(g, i, unfused):
+        y = dml.convolution(i["x"], i["f"])
+        per_channel = dml.reinterpret(i["b"], [2, 4, 3, 3], [0, channel_stride, 0, 0])
+        return ([dml.activation_relu(dml.add(y, per_channel))] + ([y] if unfused else []),
+                [dml.convolution(i["x"], i["f"], dml.reinterpret(i["b"], [1, 4, 1, 1], [0, channel_stride, 0, 0]))])
+
+    X = x.astype(np.float64)
+    conv = sum(np.einsum("nchw,oc->nohw", X[:, :, r:r + 3, s:s + 3], f[:, :, r, s]) for r in range(3) for s in range(3))
+    bias = b if channel_stride else np.full_like(b, b.flat[0])
+    check(device, build, {"x": x, "f": f, "b": b}, np.maximum(conv + bias, 0))
+
+    g = dml.Graph(device)
+    i = {k: g.input(a.shape, np.float32, name=k) for k, a in {"x": x, "f": f, "full": full}.items()}
+    (got,) = g.compile([dml.add(dml.convolution(i["x"], i["f"]), i["full"])])({"x": x, "f": f, "full": full})
+    np.testing.assert_allclose(got, conv + full, rtol=1e-5, atol=1e-5)
+
+
+def test_add_after_gemm_with_c_or_a_fused_activation_does_not_fold(device):
+    x, w = RNG.standard_normal((1, 1, 4, 3)).astype(np.float32), RNG.standard_normal((1, 1, 3, 4)).astype(np.float32)
+    c, r = (RNG.standard_normal((1, 1, 4, 4)).astype(np.float32) for _ in range(2))
+    g = dml.Graph(device)
+    i = {k: g.input(a.shape, np.float32, name=k) for k, a in {"x": x, "w": w, "c": c, "r": r}.items()}
+    outs = [dml.add(dml.gemm(i["x"], i["w"], i["c"], beta=0.5), i["r"]),
+            dml.add(dml.gemm(i["x"], i["w"], fused_activation=FA.relu()), i["r"])]
+    got = g.compile(outs)({"x": x, "w": w, "c": c, "r": r})
+    p = x.astype(np.float64) @ w
+    np.testing.assert_allclose(got[0], p + 0.5 * c + r, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], np.maximum(p, 0) + r, rtol=1e-5, atol=1e-5)

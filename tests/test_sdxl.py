@@ -1,0 +1,187 @@
+"""The SDXL sample (samples/sdxl) against diffusers, on a tiny SDXL-shaped model (tests/sdxl_tiny.py) read
+through the sample's own loaders in both layouts (diffusers folder, single checkpoint file). diffusers' outputs
+for the same weights are in tests/data/sdxl_reference.npz (tests/sdxl_reference.py wrote them)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdxl"))
+
+import sdxl_tiny as tiny  # noqa: E402
+from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
+from pipeline import EulerDiscrete, Pipeline  # noqa: E402
+from tokenizer import fetch_vocabulary  # noqa: E402
+from weights import load  # noqa: E402
+
+REFERENCE = dict(np.load(tiny.REFERENCE))
+TOLERANCE = dict(rtol=1e-4, atol=1e-4)  # float32 throughout; the networks' outputs are of size ~1
+
+
+@pytest.fixture(scope="module")
+def vocabulary():
+    """CLIP's BPE merges file, from the open_clip_torch wheel on PyPI (cached; pip's own settings apply, so
+    PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR takes the wheel from DIR offline)."""
+    try:
+        return fetch_vocabulary()
+    except (subprocess.CalledProcessError, OSError) as e:
+        pytest.skip(f"CLIP's vocabulary could not be fetched from PyPI: {e}")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory, vocabulary):
+    root = tmp_path_factory.mktemp("sdxl")
+    return dict(folder=tiny.write_folder(root / "tiny-sdxl"), single=tiny.write_single_file(root / "tiny-sdxl.safetensors"))
+
+
+@pytest.fixture(scope="module", params=["folder", "single"])
+def pipeline(request, model_files, device):
+    model = load(model_files[request.param])
+    return Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH, unet_dtype="float32", text_dtype="float32",
+                    vae_dtype="float32")
+
+
+def added_features(pipeline, pooled):
+    _, added = pipeline.encode(PROMPT, NEGATIVE)
+    return np.concatenate([pooled, added[:, pooled.shape[1]:]], axis=1)
+
+
+@pytest.mark.parametrize("spacing", ["leading", "trailing", "linspace"])
+def test_euler_schedule(spacing):
+    """Timesteps, sigmas and the initial noise scale as diffusers' EulerDiscreteScheduler gives them (float32
+    cumulative products in another order: within 1e-5)."""
+    scheduler = EulerDiscrete(dict(tiny.SCHEDULER, timestep_spacing=spacing), 20)
+    np.testing.assert_array_equal(scheduler.timesteps, REFERENCE[f"timesteps_{spacing}"])
+    np.testing.assert_allclose(scheduler.sigmas, REFERENCE[f"sigmas_{spacing}"], rtol=1e-5)
+    np.testing.assert_allclose(scheduler.init_noise_sigma, REFERENCE[f"init_noise_sigma_{spacing}"], rtol=1e-5)
+
+
+def test_tokens(pipeline):
+    np.testing.assert_array_equal(pipeline.model.tokenizer([NEGATIVE, PROMPT]), REFERENCE["ids_0"])
+    np.testing.assert_array_equal(pipeline.model.tokenizer_2([NEGATIVE, PROMPT]), REFERENCE["ids_1"])
+
+
+def test_prompt_embeddings(pipeline):
+    context, added = pipeline.encode(PROMPT, NEGATIVE)
+    np.testing.assert_allclose(context, REFERENCE["context"], **TOLERANCE)
+    pooled = REFERENCE["pooled"]
+    np.testing.assert_allclose(added[:, :pooled.shape[1]], pooled, **TOLERANCE)
+
+
+def test_empty_negative_prompt_is_zeros(pipeline):
+    context, added = pipeline.encode(PROMPT, "")
+    pooled = REFERENCE["pooled"].shape[1]
+    assert not context[0].any() and not added[0, :pooled].any()
+    np.testing.assert_allclose(context[1], REFERENCE["context"][1], **TOLERANCE)
+    np.testing.assert_array_equal(added[0, pooled:], added[1, pooled:])  # the size conditions stay
+
+
+def test_unet_call(pipeline):
+    added = added_features(pipeline, REFERENCE["pooled"])
+    out = pipeline.unet_call(REFERENCE["unet_sample"], UNET_TIMESTEP, REFERENCE["context"], added)
+    np.testing.assert_allclose(out, REFERENCE["unet_output"], **TOLERANCE)
+
+
+def test_unet_call_odd_latents(model_files, device):
+    """Latents that do not divide by 4: the up path's upsampling crops to the skips' odd sizes."""
+    h, w = ODD_LATENTS
+    pipeline = Pipeline(load(model_files["folder"]), device, 2 * h, 2 * w, unet_dtype="float32",
+                        text_dtype="float32", vae_dtype="float32")
+    added = added_features(pipeline, REFERENCE["pooled"])
+    out = pipeline.unet_call(REFERENCE["unet_odd_sample"], UNET_TIMESTEP, REFERENCE["context"], added)
+    np.testing.assert_allclose(out, REFERENCE["unet_odd_output"], **TOLERANCE)
+
+
+def test_denoise_and_decode(pipeline):
+    context, added = pipeline.encode(PROMPT, "")
+    latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
+    steps = []
+    final = pipeline.denoise(latents, context, added, STEPS, GUIDANCE, each_step=lambda i, x: steps.append(x.numpy()))
+    np.testing.assert_allclose(np.stack(steps), REFERENCE["step_latents"], rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(pipeline.decode(final), REFERENCE["image"], **TOLERANCE)
+
+
+def test_float16(model_files, device):
+    """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image, with the VAE in
+    float16 (the default, its activations scaled by 1/32) and in float32."""
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH)
+    context, added = pipeline.encode(PROMPT, "")
+    latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
+    latents = pipeline.denoise(latents, context, added, STEPS, GUIDANCE)
+    np.testing.assert_allclose(pipeline.decode(latents), REFERENCE["image"], atol=2e-2)
+    image, = pipeline.build_vae("float32")(dict(latents=latents))
+    np.testing.assert_allclose(image[0].transpose(1, 2, 0), REFERENCE["image"], atol=2e-2)
+
+
+def test_tokenizer_json_folder(tmp_path, vocabulary):
+    """A tokenizer folder as transformers 5 saves it (tokenizer.json, padding in tokenizer_config.json)."""
+    from tokenizer import ClipTokenizer, open_clip_vocabulary
+    vocab, merges = open_clip_vocabulary(vocabulary)
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab, "merges": [list(m) for m in merges]}}))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"pad_token": "!"}))
+    np.testing.assert_array_equal(ClipTokenizer.from_folder(tmp_path)([NEGATIVE, PROMPT]), REFERENCE["ids_1"])
+
+
+def test_single_file_configuration_matches_folder(model_files):
+    folder, single = load(model_files["folder"]), load(model_files["single"])
+    for key in ("block_out_channels", "layers_per_block", "attention_head_dim", "transformer_layers_per_block",
+                "down_block_types", "up_block_types", "addition_time_embed_dim"):
+        assert list(np.atleast_1d(single.unet.config[key])) == list(np.atleast_1d(folder.unet.config[key])), key
+    assert set(single.unet.weights) == set(folder.unet.weights)
+    decoder = {n for n in folder.vae.weights if n.startswith(("decoder.", "post_quant_conv."))}
+    assert set(single.vae.weights) == decoder
+    for name in ("text_encoder", "text_encoder_2"):
+        a, b = getattr(single, name), getattr(folder, name)
+        assert set(a.weights) == set(b.weights)
+        for key in ("hidden_act", "num_attention_heads", "num_hidden_layers"):
+            assert a.config[key] == b.config[key], (name, key)
+
+
+def test_size_must_fit_the_vae(model_files, device):
+    with pytest.raises(ValueError, match="multiple of 2"):
+        Pipeline(load(model_files["folder"]), device, tiny.HEIGHT + 1, tiny.WIDTH)
+
+
+def test_missing_weights(tmp_path):
+    (tmp_path / "unet").mkdir()
+    with pytest.raises(FileNotFoundError, match="safetensors"):
+        load(tmp_path)
+
+
+def test_float16_vae_overflow_falls_back_to_float32(model_files, device, monkeypatch, capsys):
+    """A scale that overflows float16 (the stream times 2^16) gives NaNs: the image is decoded again in float32."""
+    import pipeline as pipeline_module
+    monkeypatch.setattr(pipeline_module, "VAE_FLOAT16_SCALE", 2.0 ** 16)
+    pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype="float16")
+    image = pipeline.decode(REFERENCE["step_latents"][-1])
+    assert "overflowed" in capsys.readouterr().err and pipeline.vae_dtype == "float32"
+    np.testing.assert_allclose(image, REFERENCE["image"], **TOLERANCE)
+
+
+def test_generate_command(model_files, device, monkeypatch, tmp_path, capsys):
+    """generate.py end to end on the single file: a PNG of the asked size, and the stages' times."""
+    from PIL import Image
+    import generate
+    out = tmp_path / "image.png"
+    monkeypatch.setattr(sys, "argv", ["generate.py", PROMPT, "--model", str(model_files["single"]), "--size",
+                                      f"{tiny.WIDTH}x{tiny.HEIGHT}", "--steps", "1", "--device", device.kind,
+                                      "--output", str(out)])
+    generate.main()
+    assert Image.open(out).size == (tiny.WIDTH, tiny.HEIGHT)
+    printed = capsys.readouterr().out
+    assert "denoise" in printed and "vae decode" in printed
+
+
+@pytest.mark.parametrize("size", ["1001", "0", "64x", "12x8", "-8", "8x8x8"])
+def test_generate_sizes(size):
+    import argparse
+    import generate
+    assert generate.image_size("1024") == (1024, 1024) and generate.image_size("1152X896") == (1152, 896)
+    with pytest.raises(argparse.ArgumentTypeError, match="multiples of 8"):
+        generate.image_size(size)
