@@ -1,6 +1,8 @@
-// The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution.
+// The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution, run by a pool of
+// threads (default_thread_pool(), or one of the device's own when given a thread count).
 #pragma once
 #include "../executor/device.h"
+#include "thread_pool.h"
 
 namespace dml::cpu {
 
@@ -14,6 +16,11 @@ public:
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
+    void set_thread_count(uint32_t threads);  // dml.Device(threads=...)
+    ThreadPool& thread_pool() const { return *pool_; }
+
+private:
+    std::shared_ptr<ThreadPool> pool_ = default_thread_pool();
 };
 
 }  // namespace dml::cpu
