@@ -2,8 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
-
 #include "../core/errors.h"
 
 namespace dml::blas {
@@ -16,8 +14,7 @@ using dgemm_fn = void (*)(int, int, int, int, int, int, double, const double*, i
                           double*, int);
 sgemm_fn g_sgemm = nullptr;
 dgemm_fn g_dgemm = nullptr;
-void (*g_set_threads)(int) = nullptr;
-std::atomic<int> g_threads{0};  // the count last given to OpenBLAS
+
 
 void* symbol(void* lib, const char* name, const std::string& path) {
     void* s = dlsym(lib, name);
@@ -30,19 +27,16 @@ void require_loaded() {
 }
 }  // namespace
 
+// OpenBLAS is set to one thread: the CPU executor splits products over its own pool (kernels/blas_gemm.h).
 void load(const std::string& path) {
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) throw DeviceError("BLAS_LOAD_FAILED", std::string("cannot load BLAS library: ") + dlerror());
     g_sgemm = reinterpret_cast<sgemm_fn>(symbol(lib, "scipy_cblas_sgemm", path));
     g_dgemm = reinterpret_cast<dgemm_fn>(symbol(lib, "scipy_cblas_dgemm", path));
-    g_set_threads = reinterpret_cast<void (*)(int)>(symbol(lib, "scipy_openblas_set_num_threads", path));
+    reinterpret_cast<void (*)(int)>(symbol(lib, "scipy_openblas_set_num_threads", path))(1);
 }
 
 bool loaded() { return g_sgemm != nullptr; }
-
-void set_threads(int threads) {
-    if (g_set_threads && g_threads.exchange(threads) != threads) g_set_threads(threads);
-}
 
 void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
            float beta, float* c, int ldc) {

@@ -8,8 +8,6 @@ namespace dml::blas {
 // Loads the library; throws DeviceError if it or a symbol is missing.
 void load(const std::string& path);
 bool loaded();
-// The threads OpenBLAS runs GEMMs on (process-wide: the last CPU dispatch's device sets them).
-void set_threads(int threads);
 
 // Row-major C = alpha * op(A) op(B) + beta * C, as cblas_?gemm with CblasRowMajor.
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,

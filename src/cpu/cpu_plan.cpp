@@ -6,7 +6,6 @@
 
 #include "../core/errors.h"
 #include "../executor/arena_planner.h"
-#include "blas.h"
 #include "cpu_device.h"
 #include "kernels/kernel.h"
 
@@ -122,7 +121,6 @@ public:
         if (!arena_ && memory_.arena_size) arena_ = device_->allocate(memory_.arena_size);
         const DispatchMemory address{inputs, outputs, arena_ ? static_cast<std::byte*>(arena_->data) : nullptr};
         ThreadPool& pool = static_cast<CpuDevice&>(*device_).thread_pool();
-        blas::set_threads(int(pool.size()));
         const ArenaPoison poison(address.arena, memory_.arena_size);
         for (size_t i = 0; i < graph_.nodes.size(); ++i) {
             const Node& node = graph_.nodes[i];

@@ -16,36 +16,34 @@
 #include "blas_gemm.h"
 #include "kernel.h"
 #include "quantization.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
 namespace {
 
-// Large enough that each tile's GEMM has hundreds of columns, small enough to stay in the caches.
-constexpr uint64_t kColumnTileBytes = uint64_t(4) << 20;
+// The column buffers of all threads together: large enough that each tile's GEMM has hundreds of columns, small
+// enough to stay in the caches.
+constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
 struct ConvWorkspace {
     uint64_t filter = 0, input = 0, col = 0, acc = 0, total = 0;  // offsets, and the whole size
-    uint64_t tile = 0;  // output positions per im2col tile
+    uint64_t col_elements = 0;
 
     // `pack_input`: the image is gathered (a strided view, or float16 widened); `accumulator`: the output's type
     // is not the compute type, so GEMMs accumulate apart.
     ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
                   bool accumulator) {
-        const uint64_t O = g.out_spatial(), K = g.kernel_size();
-        uint64_t col_elements = 0;
-        if (!g.forward) {
+        const uint64_t K = g.kernel_size();
+        if (!g.forward)
             col_elements = uint64_t(g.group_out) * K * g.in_spatial();
-        } else if (!g.pointwise() && !g.depthwise()) {
-            const uint64_t rows = uint64_t(g.group_in) * K;
-            tile = std::clamp<uint64_t>(kColumnTileBytes / (rows * element_size), 1, O);
-            col_elements = rows * tile;
-        }
+        else if (!g.pointwise() && !g.depthwise())  // at least one column of one tile
+            col_elements = std::max(kColumnBytes / element_size, uint64_t(g.group_in) * K);
         input = filter_elements;
         col = input + (pack_input ? uint64_t(g.in_channels) * g.in_spatial() : 0);
         acc = col + col_elements;
-        total = acc + (accumulator ? uint64_t(g.out_channels) * O : 0);
+        total = acc + (accumulator ? uint64_t(g.out_channels) * g.out_spatial() : 0);
     }
 };
 
@@ -108,36 +106,33 @@ inline int64_t input_at(const ConvGeometry& g, int d, int64_t o, int64_t k) {
 // Columns [begin, end) of the column matrix of one group's packed input: col[c * K + k, o - begin] is the value
 // tap k of output o reads in channel c, 0 in the padding.
 template <class C>
-void im2col(const ConvGeometry& g, const C* in, C* col, uint64_t begin, uint64_t end, ThreadPool& pool) {
+void im2col(const ConvGeometry& g, const C* in, C* col, uint64_t begin, uint64_t end) {
     const int64_t K = g.kernel_size(), width = int64_t(end - begin), sx = g.stride[2];
-    pool.parallel_for(uint64_t(g.group_in) * K, 4, [&](size_t row_begin, size_t row_end) {
-        for (size_t row = row_begin; row < row_end; ++row) {
-            const int64_t c = row / K, k = row % K;
-            const int64_t kz = k / (g.kernel[1] * g.kernel[2]), ky = (k / g.kernel[2]) % g.kernel[1],
-                          kx = k % g.kernel[2];
-            const C* plane = in + c * g.in_spatial();
-            const TapRange t(g, 2, kx);
-            C* dst = col + int64_t(row) * width;
-            for (int64_t o = int64_t(begin); o < int64_t(end);) {  // one output row (or its part in the tile) a step
-                const int64_t ox0 = o % g.out[2], oy = (o / g.out[2]) % g.out[1], oz = o / (g.out[2] * g.out[1]);
-                const int64_t ox1 = std::min(g.out[2], ox0 + (int64_t(end) - o));
-                const int64_t iz = input_at(g, 0, oz, kz), iy = input_at(g, 1, oy, ky);
-                const int64_t a = std::clamp(t.lo, ox0, ox1), b = std::clamp(t.hi, a, ox1);
-                if (iz < 0 || iy < 0) {
-                    std::fill(dst, dst + (ox1 - ox0), C(0));
-                } else {
-                    const C* src = plane + (iz * g.in[1] + iy) * g.in[2];
-                    std::fill(dst, dst + (a - ox0), C(0));
-                    if (sx == 1 && b > a) std::memcpy(dst + (a - ox0), src + a + t.shift, sizeof(C) * (b - a));
-                    else if (sx != 1)
-                        for (int64_t ox = a; ox < b; ++ox) dst[ox - ox0] = src[ox * sx + t.shift];
-                    std::fill(dst + (b - ox0), dst + (ox1 - ox0), C(0));
-                }
-                dst += ox1 - ox0;
-                o += ox1 - ox0;
+    for (int64_t row = 0; row < g.group_in * K; ++row) {
+        const int64_t c = row / K, k = row % K;
+        const int64_t kz = k / (g.kernel[1] * g.kernel[2]), ky = (k / g.kernel[2]) % g.kernel[1], kx = k % g.kernel[2];
+        const C* plane = in + c * g.in_spatial();
+        const TapRange t(g, 2, kx);
+        C* dst = col + row * width;
+        for (int64_t o = int64_t(begin); o < int64_t(end);) {  // one output row (or its part in the tile) a step
+            const int64_t ox0 = o % g.out[2], oy = (o / g.out[2]) % g.out[1], oz = o / (g.out[2] * g.out[1]);
+            const int64_t ox1 = std::min(g.out[2], ox0 + (int64_t(end) - o));
+            const int64_t iz = input_at(g, 0, oz, kz), iy = input_at(g, 1, oy, ky);
+            const int64_t a = std::clamp(t.lo, ox0, ox1), b = std::clamp(t.hi, a, ox1);
+            if (iz < 0 || iy < 0) {
+                std::fill(dst, dst + (ox1 - ox0), C(0));
+            } else {
+                const C* src = plane + (iz * g.in[1] + iy) * g.in[2];
+                std::fill(dst, dst + (a - ox0), C(0));
+                if (sx == 1 && b > a) std::memcpy(dst + (a - ox0), src + a + t.shift, sizeof(C) * (b - a));
+                else if (sx != 1)
+                    for (int64_t ox = a; ox < b; ++ox) dst[ox - ox0] = src[ox * sx + t.shift];
+                std::fill(dst + (b - ox0), dst + (ox1 - ox0), C(0));
             }
+            dst += ox1 - ox0;
+            o += ox1 - ox0;
         }
-    });
+    }
 }
 
 // Backward: col [group_out * K, in_spatial] scatters into out [group_out, out_spatial]. Contributions landing
@@ -215,24 +210,33 @@ void convolve_image(const ConvGeometry& g, const ConvWorkspace& ws, const C* fil
         C* acc_g = acc + group * go * O;
         if (!g.forward) {
             // col[go*K, I] = filter_g^T [go*K, gi] x in_g[gi, I], then scattered into the output
-            blas_gemm<C>(true, false, int(go * K), int(I), gi, C(1), filter + group * gi * go * K, int(go * K), in_g,
-                         int(I), C(0), col, int(I));
+            blas_gemm<C>(pool, true, false, int(go * K), int(I), gi, C(1), filter + group * gi * go * K, int(go * K),
+                         in_g, int(I), C(0), col, int(I));
             std::fill(acc_g, acc_g + int64_t(go) * O, C(0));
             col2im(g, col, acc_g, pool);
             continue;
         }
-        // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O], by tiles of output positions
+        // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O]
         const C* filter_g = filter + group * go * gi * K;
         if (g.pointwise()) {
-            blas_gemm<C>(false, false, go, int(O), gi, C(1), filter_g, gi, in_g, int(O), C(0), acc_g, int(O));
+            blas_gemm<C>(pool, false, false, go, int(O), gi, C(1), filter_g, gi, in_g, int(O), C(0), acc_g, int(O));
             continue;
         }
-        for (uint64_t begin = 0; begin < uint64_t(O); begin += ws.tile) {
-            const uint64_t end = std::min<uint64_t>(O, begin + ws.tile);
-            im2col(g, in_g, col, begin, end, pool);
-            blas_gemm<C>(false, false, go, int(end - begin), int(gi * K), C(1), filter_g, int(gi * K), col,
-                         int(end - begin), C(0), acc_g + begin, int(O));
-        }
+        // By tiles of output positions, dealt to the threads in turn; each thread has its own column buffer.
+        const uint64_t rows = uint64_t(gi) * K;
+        const uint64_t parts = std::clamp<uint64_t>(ws.col_elements / rows, 1, pool.size());
+        const uint64_t tile = std::min<uint64_t>((O + parts - 1) / parts, ws.col_elements / (rows * parts));
+        const uint64_t tiles = (O + tile - 1) / tile;
+        pool.parallel_for(parts, 1, [&](size_t part_begin, size_t part_end) {
+            for (size_t p = part_begin; p < part_end; ++p)
+                for (uint64_t t = p; t < tiles; t += parts) {
+                    const uint64_t begin = t * tile, end = std::min<uint64_t>(O, begin + tile);
+                    C* cols = col + p * rows * tile;
+                    im2col(g, in_g, cols, begin, end);
+                    gemm_on_thread<C>(false, false, go, int(end - begin), int(rows), C(1), filter_g, int(rows), cols,
+                                      int(end - begin), C(0), acc_g + begin, int(O));
+                }
+        });
     }
 }
 
@@ -242,13 +246,12 @@ template <class T, class C>
 void finish_image(const FusedActivation& fused, const C* acc, T* out, const std::vector<C>& bias, int64_t O,
                   ThreadPool& pool) {
     with_activation(fused.function, [&]<ActivationFunction A>() {
-        const FusedActivation f{A, fused.alpha, fused.beta};
         pool.parallel_for(bias.size(), 1, [&](size_t b, size_t e) {
             for (size_t m = b; m < e; ++m) {
                 const C bm = bias[m];
                 const C* a = acc + m * O;
                 T* o = out + m * O;
-                for (int64_t i = 0; i < O; ++i) o[i] = T(apply_activation(f, C(a[i] + bm)));
+                for (int64_t i = 0; i < O; ++i) o[i] = T(activate<A>(fused, C(a[i] + bm)));
             }
         });
     });

@@ -113,9 +113,8 @@ void run_batch_normalization_typed(const KernelArgs& args) {
             const T* xs = x.as<T>() + off[1];
             T* ys = y.as<T>() + off[0];
             with_activation(d.fused.function, [&]<ActivationFunction A>() {
-                const FusedActivation f{A, d.fused.alpha, d.fused.beta};
                 for (uint64_t j = 0; j < n; ++j)
-                    ys[j] = T(compute_t<T>(apply_activation(f, a * (double(compute_t<T>(xs[j])) - mu) + bias_value)));
+                    ys[j] = T(compute_t<T>(activate<A>(d.fused, a * (double(compute_t<T>(xs[j])) - mu) + bias_value)));
             });
             return;
         }
@@ -214,9 +213,8 @@ void run_mean_variance_normalization_typed(const KernelArgs& args) {
                                        : 1.0;
             const double a = (scale ? get<T>(scale, at[2]) : 1.0) * inv_std, b = bias ? get<T>(bias, at[3]) : 0.0;
             with_activation(d.fused.function, [&]<ActivationFunction A>() {
-                const FusedActivation f{A, d.fused.alpha, d.fused.beta};
                 for (uint64_t i = 0; i < g.size; ++i)
-                    ys[i] = T(compute_t<T>(apply_activation(f, a * (double(compute_t<T>(xs[i])) - mean) + b)));
+                    ys[i] = T(compute_t<T>(activate<A>(d.fused, a * (double(compute_t<T>(xs[i])) - mean) + b)));
             });
         });
     }
