@@ -7,11 +7,13 @@ import os as _os
 
 import scipy_openblas32 as _openblas
 
-from . import _core
-from ._core import *  # noqa: F401,F403  (the API is the extension module's)
-from ._core import DeviceError, OutOfDeviceMemory  # noqa: F401  (not picked up by * on every Python)
+# The CPU executor's GEMM and convolution run on the OpenBLAS that scipy-openblas32 ships; the executor loads it
+# from this path when it creates a device.
+_os.environ.setdefault("DIRECTML_OPENBLAS",
+                       _os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_library() + ".so"))
 
-# The CPU executor's GEMM and convolution run on the OpenBLAS that scipy-openblas32 ships.
-_core._load_blas(_os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_library() + ".so"))
+from . import _core  # noqa: E402
+from ._core import *  # noqa: E402,F401,F403  (the API is the extension module's)
+from ._core import DeviceError, NotSupportedError, OutOfDeviceMemory  # noqa: E402,F401  (not picked up by * on every Python)
 
 __version__ = "0.1.0"

@@ -66,3 +66,25 @@ def test_owned_filter_is_packed_again_when_re_initialized():
         flipped = filters[:, :, ::-1, ::-1]  # convolution mode flips the filter
         want = np.einsum("cij,mcij->m", data[0, :, 1:4, 1:4], flipped)
         np.testing.assert_allclose(got[0, :, 1, 1], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_device_thread_count(threads):
+    device = dml.Device("cpu", threads=threads)
+    g = dml.Graph(device)
+    x = g.input([1, 8, 30, 30], name="x")
+    y = dml.convolution(x, g.constant(np.ones((4, 8, 3, 3), np.float32)), start_padding=[1, 1], end_padding=[1, 1])
+    (got,) = g.compile([y])({"x": np.ones((1, 8, 30, 30), np.float32)})
+    assert got[0, :, 1:-1, 1:-1].min() == got[0, :, 1:-1, 1:-1].max() == 72  # 8 channels x 9 taps of ones
+    assert got[0, 0, 0, 0] == 32  # a corner sees 2 x 2 taps
+
+
+@pytest.mark.parametrize("threads", [0, 1025])
+def test_device_thread_count_out_of_range(threads):
+    with pytest.raises(ValueError, match=f"threads must be between 1 and 1024, got {threads}"):
+        dml.Device("cpu", threads=threads)
+
+
+def test_device_thread_count_is_a_keyword():
+    with pytest.raises(TypeError):
+        dml.Device("cpu", 0, 2)

@@ -5,9 +5,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "../core/compiled_operator.h"
 #include "../core/errors.h"
 #include "../core/ops/elementwise.h"
+#include "../runtime/compiled_operator.h"
+#include "../runtime/executors.h"
 #include "convert.h"
 #include "module.h"
 
@@ -109,14 +110,19 @@ Expression graph_constant(Graph& g, nb::handle data, nb::handle dtype, std::opti
         DataType type = dtype.is_none() ? buffer->data_type : to_data_type(dtype);
         TensorDesc desc = make_tensor_desc(who, type, sizes ? to_sizes(*sizes, who + " sizes") : buffer->shape);
         check_buffer_fits(*buffer, desc, *g.device(), who);
-        return g.constant(buffer, desc, name);
+        // Recorded as host bytes, as every constant is: the executor uploads them when it compiles.
+        std::vector<std::byte> bytes(desc.total_tensor_size_in_bytes(), std::byte{0});
+        {
+            nb::gil_scoped_release release;
+            buffer->memory->device->download(*buffer->memory, bytes.data(), buffer->nbytes());
+        }
+        return g.constant(std::move(bytes), desc, name);
     }
     HostArray a = as_host_array(data, who);
     DataType type = dtype.is_none() ? to_data_type(nb::cast(a).attr("dtype")) : to_data_type(dtype);
     Sizes shape = sizes ? to_sizes(*sizes, who + " sizes") : tensor_shape_of(a, who);
     TensorDesc desc = make_tensor_desc(who, type, shape);
-    auto memory = array_to_memory(*g.device(), a, desc, who, false);
-    return g.constant(std::make_shared<Buffer>(Buffer{memory, type, shape}), desc, name);
+    return g.constant(array_to_bytes(a, desc, who), desc, name);
 }
 
 nb::object dtype_of(const Expression& e) { return to_numpy_dtype(e.data_type()); }
@@ -189,9 +195,15 @@ void bind_core(nb::module_& m) {
         .def("__hash__", [](const TensorDesc& d) { return nb::hash(nb::make_tuple(int(d.data_type), to_tuple(d.effective_strides()), to_tuple(d.sizes))); })
         .def("__repr__", [](const TensorDesc& d) { return "TensorDesc(" + d.to_string() + ")"; });
 
-    nb::class_<Device>(m, "Device", "An executor's device: 'cpu', 'cuda' or 'directml'.")
-        .def(nb::new_([](std::optional<std::string> kind, int index) { return create_device(kind.value_or(""), index); }),
-             "kind"_a = nb::none(), "index"_a = 0)
+    nb::class_<Device>(m, "Device",
+                       "An executor's device: 'cpu', 'cuda' or 'directml'. threads= (cpu): the host threads its kernels "
+                       "use; by default DIRECTML_NUM_THREADS, else every processor this process may use.")
+        .def(nb::new_([](std::optional<std::string> kind, int index, std::optional<uint32_t> threads) {
+                 auto device = executors().create(kind.value_or(""), index);
+                 if (threads) device->set_thread_count(*threads);
+                 return device;
+             }),
+             "kind"_a = nb::none(), "index"_a = 0, nb::kw_only(), "threads"_a = nb::none())
         .def_prop_ro("kind", &Device::kind)
         .def_prop_ro("name", &Device::name)
         .def("__repr__", [](const Device& d) { return "Device('" + d.kind() + "', name='" + d.name() + "')"; });

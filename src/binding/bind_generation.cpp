@@ -5,7 +5,6 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
 #include <limits>
 
 #include "../core/errors.h"
@@ -74,9 +73,8 @@ Expression constant_data_from(const std::shared_ptr<Graph>& graph, nb::handle da
     }
     TensorDesc desc(type, shape);
     // Converted under the cast rules on the host, then recorded in the node.
-    auto memory = array_to_memory(*create_device("cpu", 0), a, desc, "constant_data", false);
-    std::vector<std::byte> bytes(desc.extent_in_bytes());
-    std::memcpy(bytes.data(), memory->data, bytes.size());
+    std::vector<std::byte> bytes = array_to_bytes(a, desc, "constant_data");
+    bytes.resize(desc.extent_in_bytes());
     return constant_data(graph, desc, std::move(bytes));
 }
 

@@ -206,8 +206,9 @@ Sizes tensor_shape_of(const HostArray& array, const std::string& who) {
     return shape;
 }
 
-std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
-                                        const std::string& who, bool allow_borrow) {
+namespace {
+// Checks that `array` may fill `desc` (its dtype converts, its shape fits); returns its source type.
+SourceType check_fills(const HostArray& array, const TensorDesc& desc, const std::string& who) {
     SourceType src = source_type(array.dtype(), who);
     if (!castable(src, desc.data_type))
         throw ValueError(who + ": cannot convert " + source_name(src) + " to " +
@@ -222,13 +223,12 @@ std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, 
     if (!(array.ndim() == desc.rank() && shape == desc.sizes) && !(flat && count == desc.element_count()))
         throw ValueError(who + ": an array of shape " + sizes_to_string(shape) + " (" + std::to_string(count) +
                          (count == 1 ? " element" : " elements") + ") does not fill the tensor " + desc.to_string());
-    const uint64_t total = desc.total_tensor_size_in_bytes();
-    const uint64_t packed = desc.element_count() * element_size(desc.data_type);
-    // Borrowed memory is read in place by the kernels: it must be packed and aligned like memory of its own.
-    const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
-    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned)
-        return device.stage(array.data(), packed);
-    std::vector<std::byte> host(total, std::byte{0});
+    return src;
+}
+
+std::vector<std::byte> convert(const HostArray& array, SourceType src, const TensorDesc& desc) {
+    std::vector<std::byte> host(desc.total_tensor_size_in_bytes(), std::byte{0});
+    const uint64_t count = desc.element_count();
     const std::byte* base = static_cast<const std::byte*>(array.data());
     visit_data_type(desc.data_type, [&]<class T>() {
         T* out = reinterpret_cast<T*>(host.data());
@@ -245,34 +245,57 @@ std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, 
             }
         }
     });
-    auto memory = device.allocate(total);
-    device.upload(*memory, host.data(), total);
+    return host;
+}
+}  // namespace
+
+std::vector<std::byte> array_to_bytes(const HostArray& array, const TensorDesc& desc, const std::string& who) {
+    return convert(array, check_fills(array, desc, who), desc);
+}
+
+std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
+                                        const std::string& who, bool allow_borrow) {
+    SourceType src = check_fills(array, desc, who);
+    // Borrowed memory is read in place by the kernels: it must be packed and aligned like memory of its own.
+    const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
+    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned)
+        return device.stage(array.data(), desc.element_count() * element_size(desc.data_type));
+    std::vector<std::byte> host = convert(array, src, desc);
+    auto memory = device.allocate(host.size());
+    device.upload(*memory, host.data(), host.size());
     return memory;
 }
 
-nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape) {
-    std::vector<size_t> dims(shape.begin(), shape.end());
+nb::dlpack::dtype dlpack_dtype(DataType type) {
     nb::dlpack::dtype dt;
     dt.lanes = 1;
     dt.bits = uint8_t(element_size(type) * 8);
-    dt.code = uint8_t(is_float(type) ? nb::dlpack::dtype_code::Float
+    dt.code = uint8_t(is_float(type)         ? nb::dlpack::dtype_code::Float
                       : is_signed_int(type) ? nb::dlpack::dtype_code::Int
                                             : nb::dlpack::dtype_code::UInt);
-    if (memory->device->dlpack_device().type == 1) {
-        // Host memory: the array keeps the memory alive, no copy.
-        auto* keep = new std::shared_ptr<Memory>(memory);
-        nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Memory>*>(p); });
-        return nb::cast(nb::ndarray<nb::numpy>(memory->data, dims.size(), dims.data(), owner, nullptr, dt));
-    }
+    return dt;
+}
+
+nb::object download_to_numpy(const Memory& memory, DataType type, const Sizes& shape) {
+    std::vector<size_t> dims(shape.begin(), shape.end());
     uint64_t bytes = element_size(type);
     for (uint32_t s : shape) bytes *= s;
     auto* host = new std::vector<std::byte>(bytes);
     nb::capsule owner(host, [](void* p) noexcept { delete static_cast<std::vector<std::byte>*>(p); });
     {
         nb::gil_scoped_release release;
-        memory->device->download(*memory, host->data(), bytes);
+        memory.device->download(memory, host->data(), bytes);
     }
-    return nb::cast(nb::ndarray<nb::numpy>(host->data(), dims.size(), dims.data(), owner, nullptr, dt));
+    return nb::cast(nb::ndarray<nb::numpy>(host->data(), dims.size(), dims.data(), owner, nullptr, dlpack_dtype(type)));
+}
+
+nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape) {
+    if (memory->device->dlpack_device().type != 1) return download_to_numpy(*memory, type, shape);
+    // Host memory: the array keeps the memory alive, no copy.
+    std::vector<size_t> dims(shape.begin(), shape.end());
+    auto* keep = new std::shared_ptr<Memory>(memory);
+    nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Memory>*>(p); });
+    return nb::cast(nb::ndarray<nb::numpy>(memory->data, dims.size(), dims.data(), owner, nullptr, dlpack_dtype(type)));
 }
 
 }  // namespace dml::binding

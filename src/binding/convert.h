@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../core/tensor_desc.h"
 #include "../executor/device.h"
@@ -40,7 +41,14 @@ Sizes tensor_shape_of(const HostArray& array, const std::string& who);
 std::shared_ptr<Memory> array_to_memory(Device& device, const HostArray& array, const TensorDesc& desc,
                                         const std::string& who, bool allow_borrow);
 
+// Converts `array` as array_to_memory does, into host bytes (a constant's recorded data).
+std::vector<std::byte> array_to_bytes(const HostArray& array, const TensorDesc& desc, const std::string& who);
+
+// DLPack's description of a DataType.
+nb::dlpack::dtype dlpack_dtype(DataType type);
 // Device memory holding a packed tensor, returned as a NumPy array of its type and shape (no copy on the CPU).
 nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape);
+// The same in a fresh host array, for any device: the array is independent of the memory.
+nb::object download_to_numpy(const Memory& memory, DataType type, const Sizes& shape);
 
 }  // namespace dml::binding

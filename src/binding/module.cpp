@@ -6,7 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "../core/errors.h"
-#include "../cpu/blas.h"
+#include "../runtime/executors.h"
 #include "convert.h"
 
 namespace dml::binding {
@@ -14,6 +14,7 @@ namespace dml::binding {
 namespace {
 PyObject* g_device_error = nullptr;
 PyObject* g_out_of_memory = nullptr;
+PyObject* g_not_supported = nullptr;
 
 // An exception class of this module. Its qualified name follows the module's own (directml._core), so the stub
 // generated from the module declares it, with its attributes (class defaults until an instance sets them).
@@ -36,13 +37,7 @@ void raise_device_error(PyObject* type, const DeviceError& e) {
 
 nb::object copy_to_numpy(const Buffer& buffer) {
     // A fresh host copy: the Buffer stays independent of the array.
-    std::shared_ptr<Device> cpu = create_device("cpu", 0);
-    auto memory = cpu->allocate(buffer.nbytes());
-    {
-        nb::gil_scoped_release release;
-        buffer.memory->device->download(*buffer.memory, memory->data, buffer.nbytes());
-    }
-    return memory_to_numpy(memory, buffer.data_type, buffer.shape);
+    return download_to_numpy(*buffer.memory, buffer.data_type, buffer.shape);
 }
 
 nb::handle outputs_type(nb::module_& m, const char* name, const char* fields) {
@@ -54,17 +49,12 @@ nb::handle outputs_type(nb::module_& m, const char* name, const char* fields) {
 
 nb::object dlpack_view(const Buffer& buffer) {
     std::vector<size_t> dims(buffer.shape.begin(), buffer.shape.end());
-    nb::dlpack::dtype dt;
-    dt.lanes = 1;
-    dt.bits = uint8_t(element_size(buffer.data_type) * 8);
-    dt.code = uint8_t(is_float(buffer.data_type)         ? nb::dlpack::dtype_code::Float
-                      : is_signed_int(buffer.data_type) ? nb::dlpack::dtype_code::Int
-                                                        : nb::dlpack::dtype_code::UInt);
     auto* keep = new std::shared_ptr<Memory>(buffer.memory);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Memory>*>(p); });
     DLPackDevice dev = buffer.memory->device->dlpack_device();
     // array_api: an object with __dlpack__/__dlpack_device__ that checks dl_device, max_version and copy itself.
-    return nb::cast(nb::ndarray<nb::array_api>(buffer.memory->data, dims.size(), dims.data(), owner, nullptr, dt,
+    return nb::cast(nb::ndarray<nb::array_api>(buffer.memory->data, dims.size(), dims.data(), owner, nullptr,
+                                               dlpack_dtype(buffer.data_type),
                                                dev.type, dev.id));
 }
 
@@ -86,11 +76,17 @@ NB_MODULE(_core, m) {
                                     "The device could not allocate; .bytes is how much was asked for.",
                                     nb::make_tuple(nb::handle(g_device_error), nb::handle(PyExc_MemoryError)),
                                     oom_attributes);
+    g_not_supported = new_exception(m, "NotSupportedError",
+                                    "The device's executor does not run a node of the graph (an operator, a data type, "
+                                    "a fused activation); the same graph may run on another device.",
+                                    nb::handle(g_device_error), nb::dict());
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
         } catch (const dml::OutOfDeviceMemory& e) {
             raise_device_error(g_out_of_memory, e);
+        } catch (const dml::NotSupported& e) {
+            raise_device_error(g_not_supported, e);
         } catch (const dml::DeviceError& e) {
             raise_device_error(g_device_error, e);
         } catch (const dml::TypeError& e) {
@@ -114,6 +110,6 @@ NB_MODULE(_core, m) {
     bind_recurrent(m);
     bind_attention(m);
 
-    m.def("_load_blas", &dml::blas::load, "path"_a, "Loads the CPU executor's OpenBLAS (done by `import directml`).");
-    m.def("available_device_kinds", &dml::available_device_kinds, "The device kinds this build can create here, best first.");
+    m.def("available_device_kinds", [] { return dml::executors().available_kinds(); },
+          "The device kinds this build can create here, best first.");
 }

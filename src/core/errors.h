@@ -1,4 +1,5 @@
-// Exception types of the core; the binding maps them to Python's ValueError, TypeError and dml.DeviceError.
+// Exception types of the core; the binding maps them to Python's ValueError, TypeError, dml.DeviceError and its
+// subclasses dml.OutOfDeviceMemory and dml.NotSupportedError.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -30,6 +31,14 @@ struct OutOfDeviceMemory : DeviceError {
         : DeviceError(std::move(code_), "out of device memory: " + where + " asked for " + std::to_string(bytes_) +
                                             " bytes"),
           bytes(bytes_) {}
+};
+
+// An executor does not run a node the graph needs (an operator, a data type, a fused activation it lacks). Not the
+// caller's mistake in building the graph, so not a ValueError: the same graph may run on another executor. Maps to
+// dml.NotSupportedError, a dml.DeviceError with code NOT_SUPPORTED.
+struct NotSupported : DeviceError {
+    NotSupported(const std::string& node_type, const std::string& executor, const std::string& reason)
+        : DeviceError("NOT_SUPPORTED", node_type + " is not supported by executor " + executor + ": " + reason) {}
 };
 
 }  // namespace dml

@@ -7,7 +7,7 @@
 
 namespace dml {
 
-void fuse_activations(CompiledGraph& graph) {
+void fuse_activations(CompiledGraph& graph, const std::function<bool(const Node&)>& executor_takes) {
     std::vector<Node>& nodes = graph.nodes;
     std::vector<uint32_t> reads(nodes.size(), 0);  // operands reading each node's outputs
     std::vector<char> is_output(nodes.size(), 0);
@@ -33,9 +33,11 @@ void fuse_activations(CompiledGraph& graph) {
         if (!in.desc.is_packed() || in.desc.data_type != made.data_type ||
             in.desc.element_count() != made.element_count() || (is_output[i] && !(nodes[i].outputs[0] == made)))
             continue;
-        auto fused = std::make_shared<MeanVarianceNormalizationDesc>(*mvn);
-        fused->fused = act->activation;
-        producer.desc = std::move(fused);
+        auto fused_desc = std::make_shared<MeanVarianceNormalizationDesc>(*mvn);
+        fused_desc->fused = act->activation;
+        Node fused{std::move(fused_desc), producer.inputs, producer.outputs};
+        if (!executor_takes(fused)) continue;
+        producer = std::move(fused);
         folded[i] = in.value;
     }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "../executor/device.h"
 #include "errors.h"
 
 namespace dml {
@@ -34,12 +33,15 @@ Expression Graph::input(TensorDesc desc, std::optional<std::string> name, bool o
     return {shared_from_this(), {Value::Source::Input, uint32_t(inputs_.size() - 1)}, desc};
 }
 
-Expression Graph::constant(std::shared_ptr<Buffer> data, TensorDesc desc, std::optional<std::string> name) {
+Expression Graph::constant(std::vector<std::byte> data, TensorDesc desc, std::optional<std::string> name) {
     if (!desc.is_packed()) throw ValueError("a constant is packed; view it with reinterpret() instead");
-    if (data->memory->device != device_) throw ValueError("the Buffer belongs to a different device than the graph");
+    if (data.size() != desc.total_tensor_size_in_bytes())
+        throw ValueError("a constant " + desc.to_string() + " needs " +
+                         std::to_string(desc.total_tensor_size_in_bytes()) + " bytes, got " +
+                         std::to_string(data.size()));
     std::string n = name ? *name : next_default_name();
     check_new_name(n);
-    inputs_.push_back({n, desc, InputKind::Constant, std::move(data)});
+    inputs_.push_back({n, desc, InputKind::Constant, std::make_shared<const std::vector<std::byte>>(std::move(data))});
     return {shared_from_this(), {Value::Source::Input, uint32_t(inputs_.size() - 1)}, desc};
 }
 

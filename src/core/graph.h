@@ -1,6 +1,7 @@
 // The graph core: inputs, nodes and expressions, built by operator builders that infer and validate shapes at the
 // call that creates the node (as DirectMLX does). Executors compile a CompiledGraph cut from it.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,8 +12,8 @@
 
 namespace dml {
 
+// The device a graph is built for: carried for the runtime, never used by the core (which knows no executor).
 class Device;
-struct Buffer;
 class Graph;
 
 // Parameters of one operator, like DirectML's DML_*_OPERATOR_DESC. Each operator family derives its own.
@@ -24,11 +25,15 @@ struct OperatorDesc {
 
 enum class InputKind { Plain, Owned, Constant };
 
+// A constant's data as recorded: host bytes, total_tensor_size_in_bytes() of its description. Shared, as the
+// graph and what was compiled from it refer to the same bytes; an executor uploads them when it compiles.
+using ConstantBytes = std::shared_ptr<const std::vector<std::byte>>;
+
 struct GraphInput {
     std::string name;
     TensorDesc desc;
     InputKind kind;
-    std::shared_ptr<Buffer> constant;  // the recorded data of a Constant input, already on the device
+    ConstantBytes constant;  // the recorded data of a Constant input; null otherwise
 };
 
 // One buffer-sized value: a graph input, or output `output` of node `index`.
@@ -66,8 +71,8 @@ public:
     static std::shared_ptr<Graph> create(std::shared_ptr<Device> device);
 
     Expression input(TensorDesc desc, std::optional<std::string> name, bool owned);
-    // Records data already placed in a device Buffer (converted by the caller) as a constant input.
-    Expression constant(std::shared_ptr<Buffer> data, TensorDesc desc, std::optional<std::string> name);
+    // Records host bytes (converted by the caller, total_tensor_size_in_bytes() of `desc`) as a constant input.
+    Expression constant(std::vector<std::byte> data, TensorDesc desc, std::optional<std::string> name);
 
     // Appends a node whose output descriptions the builder has inferred; returns one Expression per output.
     std::vector<Expression> add_node(std::shared_ptr<const OperatorDesc> desc,

@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
 #include "../core/errors.h"
 
 namespace dml::blas {
@@ -15,20 +19,14 @@ using dgemm_fn = void (*)(int, int, int, int, int, int, double, const double*, i
 sgemm_fn g_sgemm = nullptr;
 dgemm_fn g_dgemm = nullptr;
 
-
 void* symbol(void* lib, const char* name, const std::string& path) {
     void* s = dlsym(lib, name);
     if (!s) throw DeviceError("BLAS_SYMBOL_MISSING", std::string("BLAS library ") + path + " lacks " + name);
     return s;
 }
 
-void require_loaded() {
-    if (!g_sgemm) throw DeviceError("BLAS_NOT_LOADED", "the CPU executor's BLAS is not loaded (import directml)");
-}
-}  // namespace
-
 // OpenBLAS is set to one thread: the CPU executor splits products over its own pool (kernels/blas_gemm.h).
-void load(const std::string& path) {
+void load_library(const std::string& path) {
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) throw DeviceError("BLAS_LOAD_FAILED", std::string("cannot load BLAS library: ") + dlerror());
     g_sgemm = reinterpret_cast<sgemm_fn>(symbol(lib, "scipy_cblas_sgemm", path));
@@ -36,17 +34,28 @@ void load(const std::string& path) {
     reinterpret_cast<void (*)(int)>(symbol(lib, "scipy_openblas_set_num_threads", path))(1);
 }
 
-bool loaded() { return g_sgemm != nullptr; }
+}  // namespace
+
+void load() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        const char* path = std::getenv("DIRECTML_OPENBLAS");
+        if (!path || !*path)
+            throw DeviceError("BLAS_NOT_LOADED", "the CPU executor's BLAS is not loaded: DIRECTML_OPENBLAS names no "
+                                                 "library (import directml sets it)");
+        load_library(path);
+    });
+}
 
 void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
            float beta, float* c, int ldc) {
-    require_loaded();
+    load();
     g_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
            double beta, double* c, int ldc) {
-    require_loaded();
+    load();
     g_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

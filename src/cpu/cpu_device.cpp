@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../core/errors.h"
+#include "blas.h"
 
 namespace dml::cpu {
 
@@ -47,3 +48,16 @@ std::shared_ptr<Memory> CpuDevice::stage(const void* host, uint64_t bytes) {
 }
 
 }  // namespace dml::cpu
+
+namespace dml {
+
+void register_cpu_executor(ExecutorRegistry& registry) {
+    registry.add({"cpu", 10, [] { return std::optional<DeviceError>(); }, [](int index) -> std::shared_ptr<Device> {
+                      if (index != 0)
+                          throw ValueError("the cpu executor has one device, index 0; got " + std::to_string(index));
+                      blas::load();
+                      return std::make_shared<cpu::CpuDevice>();
+                  }});
+}
+
+}  // namespace dml

@@ -1,7 +1,7 @@
 // The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution, run by a pool of
 // threads (default_thread_pool(), or one of the device's own when given a thread count).
 #pragma once
-#include "../executor/device.h"
+#include "../executor/registry.h"
 #include "thread_pool.h"
 
 namespace dml::cpu {
@@ -15,8 +15,9 @@ public:
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    Support supports(const Node& node) const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
-    void set_thread_count(uint32_t threads);  // dml.Device(threads=...)
+    void set_thread_count(uint32_t threads) override;
     ThreadPool& thread_pool() const { return *pool_; }
 
 private:
@@ -24,3 +25,8 @@ private:
 };
 
 }  // namespace dml::cpu
+
+namespace dml {
+// Adds the cpu executor (always available, one device) to the registry; called by the runtime.
+void register_cpu_executor(ExecutorRegistry& registry);
+}  // namespace dml

@@ -76,15 +76,11 @@ const KernelTable& kernel_table() {
     return table;
 }
 
-// The kernel object of each node, built before the memory plan asks for their workspaces.
+// The kernel object of each node (supports() accepted every one), built before the memory plan asks for their
+// workspaces.
 std::vector<std::unique_ptr<CpuKernel>> build_kernels(const CompiledGraph& g) {
-    const auto& table = kernel_table();
     std::vector<std::unique_ptr<CpuKernel>> kernels;
-    for (const Node& node : g.nodes) {
-        auto it = table.find(std::type_index(typeid(*node.desc)));
-        if (it == table.end()) throw ValueError("the cpu executor has no kernel for " + node.desc->type_name());
-        kernels.push_back(it->second(node));
-    }
+    for (const Node& node : g.nodes) kernels.push_back(kernel_table().at(std::type_index(typeid(*node.desc)))(node));
     return kernels;
 }
 
@@ -144,6 +140,12 @@ private:
 };
 
 }  // namespace
+
+// Every data type and every fused activation of an operator that has a kernel.
+Support CpuDevice::supports(const Node& node) const {
+    if (kernel_table().contains(std::type_index(typeid(*node.desc)))) return Support::yes();
+    return Support::no("no cpu kernel");
+}
 
 std::unique_ptr<Plan> CpuDevice::compile(const CompiledGraph& graph) {
     return std::make_unique<CpuPlan>(shared_from_this(), graph);

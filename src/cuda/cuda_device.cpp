@@ -162,17 +162,23 @@ const CublasLt& CudaDevice::cublaslt() {
 
 namespace dml {
 
-std::shared_ptr<Device> create_cuda_device(int index) { return std::make_shared<cuda::CudaDevice>(index); }
-
-bool cuda_device_present() {
-    // Once per process: without a driver the runtime answers at once (cudaErrorInsufficientDriver / NoDevice).
-    static const bool present = [] {
-        int count = 0;
-        bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-        cudaGetLastError();
-        return ok;
-    }();
-    return present;
+void register_cuda_executor(ExecutorRegistry& registry) {
+    registry.add({"cuda", 20,
+                  [] {
+                      // Once per process: without a driver the runtime answers at once (cudaErrorInsufficientDriver).
+                      static const std::optional<DeviceError> why = []() -> std::optional<DeviceError> {
+                          int count = 0;
+                          cudaError_t e = cudaGetDeviceCount(&count);
+                          cudaGetLastError();
+                          if (e != cudaSuccess)
+                              return DeviceError(cudaGetErrorName(e), std::string("no CUDA device: cudaGetDeviceCount "
+                                                                                  "failed: ") + cudaGetErrorString(e));
+                          if (count == 0) return DeviceError("cudaErrorNoDevice", "no CUDA device on this machine");
+                          return std::nullopt;
+                      }();
+                      return why;
+                  },
+                  [](int index) -> std::shared_ptr<Device> { return std::make_shared<cuda::CudaDevice>(index); }});
 }
 
 }  // namespace dml

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../executor/device.h"
+#include "../executor/registry.h"
 
 namespace dml::cuda {
 
@@ -72,6 +72,7 @@ public:
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
+    Support supports(const Node& node) const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
 
     int index() const { return index_; }
@@ -104,7 +105,6 @@ private:
 }  // namespace dml::cuda
 
 namespace dml {
-// Called by executor/device.cpp.
-std::shared_ptr<Device> create_cuda_device(int index);
-bool cuda_device_present();
+// Adds the cuda executor (available where the driver reports a device) to the registry; called by the runtime.
+void register_cuda_executor(ExecutorRegistry& registry);
 }  // namespace dml

@@ -38,15 +38,11 @@ const KernelTable& kernel_table() {
 // Recorded graphs kept per plan: callers that keep some outputs alive alternate between a few address sets.
 constexpr size_t kMaxRecordings = 4;
 
-// The kernel object of each node, built (settling launch shapes, algorithms, workspaces) before the memory plan.
+// The kernel object of each node (supports() accepted every one), built (settling launch shapes, algorithms, workspaces) before the memory plan.
 std::vector<std::unique_ptr<CudaKernel>> build_kernels(const CompiledGraph& g, CudaDevice& device) {
     const auto& table = kernel_table();
     std::vector<std::unique_ptr<CudaKernel>> kernels;
-    for (const Node& node : g.nodes) {
-        auto it = table.find(std::type_index(typeid(*node.desc)));
-        if (it == table.end()) throw ValueError("the cuda executor has no kernel for " + node.desc->type_name());
-        kernels.push_back(it->second(node, device));
-    }
+    for (const Node& node : g.nodes) kernels.push_back(table.at(std::type_index(typeid(*node.desc)))(node, device));
     return kernels;
 }
 
@@ -154,6 +150,12 @@ private:
 };
 
 }  // namespace
+
+// Every data type and every fused activation of an operator that has a kernel.
+Support CudaDevice::supports(const Node& node) const {
+    if (kernel_table().contains(std::type_index(typeid(*node.desc)))) return Support::yes();
+    return Support::no("no cuda kernel");
+}
 
 std::unique_ptr<Plan> CudaDevice::compile(const CompiledGraph& graph) {
     DeviceGuard guard(index_);

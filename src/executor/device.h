@@ -1,15 +1,16 @@
-// The executor interface: a Device owns memory and compiles graphs into Plans; a Plan dispatches them.
-// Executors (cpu/, cuda/, directml/) implement it; they receive fully inferred tensor descriptions and never
-// re-derive shapes.
+// The executor interface: a Device owns memory, says which nodes it runs, and compiles graphs into Plans; a Plan
+// dispatches them. Executors (cpu/, cuda/, directml/) implement it and register themselves (registry.h); they
+// receive fully inferred tensor descriptions and never re-derive shapes.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "../core/graph.h"
+#include "../core/compiled_graph.h"
 
 namespace dml {
 
@@ -40,19 +41,6 @@ struct Buffer {
     uint64_t nbytes() const;
 };
 
-// The graph as executors see it: only what the outputs need, in execution order.
-struct CompiledGraph {
-    struct Input {
-        uint32_t graph_index;  // position among the graph's inputs, as error messages name it
-        std::string name;
-        TensorDesc desc;
-        InputKind kind;
-    };
-    std::vector<Node> nodes;    // operands refer to Value::Source::Input by position in `inputs`
-    std::vector<Input> inputs;  // the graph inputs the outputs depend on
-    std::vector<Value> outputs; // node outputs, packed, each at most once
-};
-
 class Plan {
 public:
     virtual ~Plan() = default;
@@ -72,6 +60,20 @@ struct DLPackDevice {
     int32_t id;
 };
 
+// Whether an executor runs a node as it stands (operator, data types, fused activation, layout), or why not.
+class Support {
+public:
+    static Support yes() { return Support(); }
+    static Support no(std::string reason) { return Support(std::move(reason)); }
+    explicit operator bool() const { return !reason_; }
+    const std::string& reason() const { return *reason_; }
+
+private:
+    Support() = default;
+    explicit Support(std::string reason) : reason_(std::move(reason)) {}
+    std::optional<std::string> reason_;
+};
+
 class Device : public std::enable_shared_from_this<Device> {
 public:
     virtual ~Device() = default;
@@ -82,16 +84,17 @@ public:
     virtual std::shared_ptr<Memory> allocate(uint64_t bytes) = 0;
     virtual void upload(Memory& dst, const void* src, uint64_t bytes) = 0;
     virtual void download(const Memory& src, void* dst, uint64_t bytes) = 0;
-    // Makes host memory usable as an input for one dispatch: borrowed where the device can read host memory,
-    // copied otherwise. The caller keeps `host` alive until the dispatch returns.
+    // Makes host memory usable as an input (of one dispatch, or a compiled operator's constant): borrowed where the
+    // device can read host memory, copied otherwise. The caller keeps `host` alive while the memory is read.
     virtual std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) = 0;
 
+    // Asked for every node before compile, and by rewrites before they produce a node.
+    virtual Support supports(const Node& node) const = 0;
+    // Every node is one that supports() accepts.
     virtual std::unique_ptr<Plan> compile(const CompiledGraph& graph) = 0;
-};
 
-// Creates the device of a kind ("cpu", "cuda", "directml"; empty: the best one here, or DIRECTML_DEVICE's).
-std::shared_ptr<Device> create_device(const std::string& kind, int index);
-// The kinds this build can create, best first.
-std::vector<std::string> available_device_kinds();
+    // The host threads the device's kernels use (dml.Device(threads=...)); executors without the option refuse.
+    virtual void set_thread_count(uint32_t threads);
+};
 
 }  // namespace dml

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
-#include "../../executor/device.h"
 #include "../errors.h"
 #include "common.h"
 
@@ -243,13 +243,12 @@ T scalar_as(double value, DataType type) {
 Expression scalar_constant(const Expression& like, double value) {
     Graph& g = *like.graph;
     TensorDesc one(like.data_type(), {1});
-    alignas(8) std::byte bytes[8] = {};
-    visit_data_type(like.data_type(),
-                    [&]<class T>() { *reinterpret_cast<T*>(bytes) = scalar_as<T>(value, like.data_type()); });
-    auto memory = g.device()->allocate(one.total_tensor_size_in_bytes());
-    g.device()->upload(*memory, bytes, one.total_tensor_size_in_bytes());
-    auto buffer = std::make_shared<Buffer>(Buffer{memory, like.data_type(), {1}});
-    Expression c = g.constant(buffer, one, std::nullopt);
+    std::vector<std::byte> bytes(one.total_tensor_size_in_bytes());
+    visit_data_type(like.data_type(), [&]<class T>() {
+        const T v = scalar_as<T>(value, like.data_type());
+        std::memcpy(bytes.data(), &v, sizeof v);
+    });
+    Expression c = g.constant(std::move(bytes), one, std::nullopt);
     return broadcast(c, like.sizes());
 }
 

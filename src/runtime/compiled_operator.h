@@ -1,5 +1,6 @@
-// A graph compiled for one device: the cut of the graph the outputs need, the executor's plan, and the owned
-// inputs (weights) bound to it. Checks every binding and names a wrong one as "input N 'name'".
+// A graph compiled for one device: the cut of the graph the outputs need, rewritten (fuse_activations.h) as the
+// executor allows, the executor's plan, the constants it uploaded and the owned inputs (weights) bound to it.
+// Checks every binding and names a wrong one as "input N 'name'".
 #pragma once
 #include <atomic>
 #include <memory>
@@ -7,8 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "../core/graph.h"
 #include "../executor/device.h"
-#include "graph.h"
 
 namespace dml {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "errors.h"
-#include "fuse_activations.h"
-#include "ops/elementwise.h"
+#include "../core/errors.h"
+#include "../core/fuse_activations.h"
+#include "../core/ops/elementwise.h"
 
 namespace dml {
 
@@ -37,8 +37,7 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
     for (uint32_t i = 0; i < inputs.size(); ++i)
         if (input_needed[i]) {
             slot_of_graph_input_[i] = uint32_t(compiled_.inputs.size());
-            compiled_.inputs.push_back({i, inputs[i].name, inputs[i].desc, inputs[i].kind});
-            bound_.push_back(inputs[i].kind == InputKind::Constant ? inputs[i].constant->memory : nullptr);
+            compiled_.inputs.push_back({i, inputs[i].name, inputs[i].desc, inputs[i].kind, inputs[i].constant});
         }
     std::vector<uint32_t> new_index(nodes.size(), kUnused);
     auto remap = [&](Value v) {
@@ -66,8 +65,14 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         }
         compiled_.outputs.push_back(v);
     }
-    fuse_activations(compiled_);
+    fuse_activations(compiled_, [&](const Node& n) { return bool(device_->supports(n)); });
+    for (const Node& n : compiled_.nodes)
+        if (Support s = device_->supports(n); !s) throw NotSupported(n.desc->type_name(), device_->kind(), s.reason());
     plan_ = device_->compile(compiled_);
+    // The constants go to the device now (borrowed where it reads host memory): the graph holds their host bytes,
+    // which compiled_ keeps alive.
+    for (const auto& in : compiled_.inputs)
+        bound_.push_back(in.constant ? device_->stage(in.constant->data(), in.constant->size()) : nullptr);
     // With no owned inputs (constants at most) there is nothing to wait for.
     if (std::none_of(compiled_.inputs.begin(), compiled_.inputs.end(),
                      [](const auto& in) { return in.kind == InputKind::Owned; })) {

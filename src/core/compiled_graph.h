@@ -1,0 +1,24 @@
+// The graph as executors receive it: only what the outputs need, in execution order, after the rewrites. The core
+// builds and rewrites it; the runtime hands it to an executor.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "graph.h"
+
+namespace dml {
+
+struct CompiledGraph {
+    struct Input {
+        uint32_t graph_index;  // position among the graph's inputs, as error messages name it
+        std::string name;
+        TensorDesc desc;
+        InputKind kind;
+        ConstantBytes constant;  // a Constant input's recorded host bytes; null otherwise
+    };
+    std::vector<Node> nodes;    // operands refer to Value::Source::Input by position in `inputs`
+    std::vector<Input> inputs;  // the graph inputs the outputs depend on
+    std::vector<Value> outputs; // node outputs, packed, each at most once
+};
+
+}  // namespace dml
