@@ -11,7 +11,7 @@ import pytest
 
 import directml as dml
 
-PACKAGE_ROOT = str(Path(dml.__file__).resolve().parent.parent)
+PACKAGE_ROOT = str(Path(dml.__file__).parent.parent)  # not resolved: the sanitizer stage links the package
 
 
 def run_python(code, **env):
