@@ -15,9 +15,12 @@ PACKAGE_ROOT = str(Path(dml.__file__).parent.parent)  # not resolved: the saniti
 
 
 def run_python(code, **env):
-    """Runs `code` in a fresh interpreter that imports the directml under test, with `env` added."""
+    """Runs `code` in a fresh interpreter that imports the directml under test, with `env` added (from the
+    package's folder: `python -c` puts the working directory first on its path, and the checkout's directml/
+    may be the source package without the module)."""
     full_env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, **env}
-    return subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], env=full_env, cwd=PACKAGE_ROOT, capture_output=True, text=True,
+                          timeout=120)
 
 
 CONVOLVE = """
