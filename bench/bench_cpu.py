@@ -1,8 +1,9 @@
 """CPU executor benchmarks, each against a named peer measured in the same run.
 
-Peers: NumPy (its OpenBLAS) for GEMM and element-wise work; PyTorch CPU, when installed, for convolution.
-Prints one row per case: our median time, the peer's, and the ratio peer/ours (above 1: we are faster).
-Run: python bench/bench_cpu.py [--repeat N]
+Peers: NumPy (its OpenBLAS) and PyTorch CPU (oneDNN under its convolutions), when installed; each row compares
+with the faster of the two. Prints one row per case: our median time, the faster peer's, and the ratio peer/ours
+(above 1: we are faster); convolution rows add our compiled graph's temporary memory.
+Run: python bench/bench_cpu.py [--repeat N] [--threads N]
 """
 
 import argparse
@@ -12,6 +13,11 @@ import time
 import numpy as np
 
 import directml as dml
+
+try:
+    import torch
+except ImportError:
+    torch = None
 
 
 def median_time(fn, repeat):
@@ -24,8 +30,25 @@ def median_time(fn, repeat):
     return statistics.median(times)
 
 
-def row(name, ours, peer_name, peer):
-    print(f"{name:<44} {ours * 1e3:9.3f} ms  {peer_name:<14} {peer * 1e3:9.3f} ms  ratio {peer / ours:5.2f}x")
+def row(name, ours, peer_name, peer, note=""):
+    print(f"{name:<44} {ours * 1e3:9.3f} ms  {peer_name:<14} {peer * 1e3:9.3f} ms  ratio {peer / ours:5.2f}x  {note}")
+
+
+def best_row(name, ours, peers, note=""):
+    """A row against the fastest of `peers` ({name: seconds})."""
+    peer = min(peers, key=peers.get)
+    row(name, ours, peer, peers[peer], note)
+
+
+def timed_peers(repeat, numpy_fn=None, torch_fn=None):
+    """The peers' median times: NumPy's and, when installed, PyTorch's (run under no_grad)."""
+    peers = {}
+    if numpy_fn:
+        peers["numpy"] = median_time(numpy_fn, repeat)
+    if torch_fn and torch is not None:
+        with torch.no_grad():
+            peers["torch-cpu"] = median_time(torch_fn, repeat)
+    return peers
 
 
 def bench_gemm(device, repeat, m, k, n, dtype=np.float32):
@@ -35,8 +58,9 @@ def bench_gemm(device, repeat, m, k, n, dtype=np.float32):
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((1, 1, m, k)).astype(dtype), rng.standard_normal((1, 1, k, n)).astype(dtype)
     ours = median_time(lambda: op({"a": A, "b": B}), repeat)
-    peer = median_time(lambda: A[0, 0] @ B[0, 0], repeat)
-    row(f"gemm {np.dtype(dtype).name} [{m}x{k}]@[{k}x{n}]", ours, "numpy", peer)
+    tA, tB = (torch.from_numpy(A[0, 0]), torch.from_numpy(B[0, 0])) if torch is not None else (None, None)
+    peers = timed_peers(repeat, lambda: A[0, 0] @ B[0, 0], lambda: (tA @ tB).numpy())
+    best_row(f"gemm {np.dtype(dtype).name} [{m}x{k}]@[{k}x{n}]", ours, peers)
 
 
 def bench_elementwise(device, repeat, n):
@@ -45,8 +69,9 @@ def bench_elementwise(device, repeat, n):
     op = g.compile([dml.add(x, y, fused_activation=dml.FusedActivation.relu())])
     X, Y = np.random.rand(1, 1, 1, n).astype(np.float32), np.random.rand(1, 1, 1, n).astype(np.float32)
     ours = median_time(lambda: op({"x": X, "y": Y}), repeat)
-    peer = median_time(lambda: np.maximum(X + Y, 0), repeat)
-    row(f"add+relu {n} float32", ours, "numpy", peer)
+    tX, tY = (torch.from_numpy(X), torch.from_numpy(Y)) if torch is not None else (None, None)
+    peers = timed_peers(repeat, lambda: np.maximum(X + Y, 0), lambda: torch.relu(tX + tY).numpy())
+    best_row(f"add+relu {n} float32", ours, peers)
 
 
 def bench_softmax(device, repeat, rows, cols):
@@ -59,42 +84,106 @@ def bench_softmax(device, repeat, rows, cols):
         e = np.exp(X - X.max(axis=3, keepdims=True))
         return e / e.sum(axis=3, keepdims=True)
 
-    row(f"softmax [{rows}x{cols}] float32", median_time(lambda: op({"x": X}), repeat), "numpy",
-        median_time(numpy_softmax, repeat))
+    tX = torch.from_numpy(X) if torch is not None else None
+    peers = timed_peers(repeat, numpy_softmax, lambda: torch.softmax(tX, 3).numpy())
+    best_row(f"softmax [{rows}x{cols}] float32", median_time(lambda: op({"x": X}), repeat), peers)
 
 
-def bench_conv(device, repeat, n, c, hw, m, k):
-    try:
-        import torch
-    except ImportError:
+def bench_batch_norm(device, repeat, shape):
+    c = shape[1]
+    rng = np.random.default_rng(0)
+    mean, var, scale, bias = (rng.random(c).astype(np.float32) + 0.5 for _ in range(4))
+    g = dml.Graph(device)
+    x = g.input(shape, name="x")
+    vec = [g.constant(v.reshape(1, c, 1, 1)) for v in (mean, var, scale, bias)]
+    op = g.compile([dml.batch_normalization(x, *vec, spatial=True, epsilon=1e-5)])
+    X = rng.standard_normal(shape).astype(np.float32)
+    m4, v4, s4, b4 = (v.reshape(1, c, 1, 1) for v in (mean, var, scale, bias))
+    t = [torch.from_numpy(v) for v in (X, mean, var, scale, bias)] if torch is not None else None
+    peers = timed_peers(repeat, lambda: (X - m4) / np.sqrt(v4 + 1e-5) * s4 + b4,
+                        lambda: torch.nn.functional.batch_norm(t[0], t[1], t[2], t[3], t[4], eps=1e-5).numpy())
+    best_row(f"batch_norm {shape}", median_time(lambda: op({"x": X}), repeat), peers)
+
+
+def bench_instance_norm(device, repeat, shape):
+    c = shape[1]
+    rng = np.random.default_rng(0)
+    scale, bias = rng.random(c).astype(np.float32), rng.random(c).astype(np.float32)
+    g = dml.Graph(device)
+    x = g.input(shape, name="x")
+    y = dml.mean_variance_normalization(x, g.constant(scale.reshape(1, c, 1, 1)), g.constant(bias.reshape(1, c, 1, 1)),
+                                        axes=[2, 3], normalize_variance=True, epsilon=1e-5)
+    op = g.compile([y])
+    X = rng.standard_normal(shape).astype(np.float32)
+
+    def numpy_norm():
+        mu = X.mean(axis=(2, 3), keepdims=True)
+        return (X - mu) / np.sqrt(X.var(axis=(2, 3), keepdims=True) + 1e-5) * scale.reshape(1, c, 1, 1) + \
+            bias.reshape(1, c, 1, 1)
+
+    t = [torch.from_numpy(v) for v in (X, scale, bias)] if torch is not None else None
+    peers = timed_peers(repeat, numpy_norm,
+                        lambda: torch.nn.functional.instance_norm(t[0], weight=t[1], bias=t[2], eps=1e-5).numpy())
+    best_row(f"mean_variance_norm (instance) {shape}", median_time(lambda: op({"x": X}), repeat), peers)
+
+
+def bench_max_pool(device, repeat, shape, k, stride):
+    g = dml.Graph(device)
+    x = g.input(shape, name="x")
+    op = g.compile([dml.max_pooling(x, window_size=[k, k], strides=[stride, stride]).values])
+    X = np.random.randn(*shape).astype(np.float32)
+    tX = torch.from_numpy(X) if torch is not None else None
+    peers = timed_peers(repeat, None, lambda: torch.nn.functional.max_pool2d(tX, k, stride).numpy())
+    if peers:
+        best_row(f"max_pool {shape} k{k} s{stride}", median_time(lambda: op({"x": X}), repeat), peers)
+
+
+def bench_conv(device, repeat, n, c, hw, m, k, groups=1, stride=1):
+    if torch is None:
         print(f"conv {c}->{m} {hw}x{hw} k{k}: skipped (PyTorch not installed)")
         return
     g = dml.Graph(device)
     x = g.input([n, c, hw, hw], name="x")
-    w_data = np.random.randn(m, c, k, k).astype(np.float32) * 0.1
-    y = dml.convolution(x, g.constant(w_data), start_padding=[k // 2] * 2, end_padding=[k // 2] * 2)
+    w_data = np.random.randn(m, c // groups, k, k).astype(np.float32) * 0.1
+    b_data = np.random.randn(m).astype(np.float32)
+    y = dml.convolution(x, g.constant(w_data), g.constant(b_data.reshape(1, m, 1, 1)), strides=[stride] * 2,
+                        start_padding=[k // 2] * 2, end_padding=[k // 2] * 2, group_count=groups,
+                        fused_activation=dml.FusedActivation.relu())
     op = g.compile([y])
     X = np.random.randn(n, c, hw, hw).astype(np.float32)
-    tx, tw = torch.from_numpy(X), torch.from_numpy(w_data)
+    tx, tw, tb = torch.from_numpy(X), torch.from_numpy(w_data), torch.from_numpy(b_data)
     ours = median_time(lambda: op({"x": X}), repeat)
-    with torch.no_grad():
-        peer = median_time(lambda: torch.nn.functional.conv2d(tx, tw, padding=k // 2).numpy(), repeat)
-    row(f"conv [{n},{c},{hw},{hw}] -> {m} k{k}", ours, "torch-cpu", peer)
+    peers = timed_peers(repeat, None, lambda: torch.relu(
+        torch.nn.functional.conv2d(tx, tw, tb, stride, k // 2, 1, groups)).numpy())
+    kind = "depthwise " if groups == c and groups > 1 else ""
+    best_row(f"{kind}conv [{n},{c},{hw},{hw}] -> {m} k{k}" + (f" s{stride}" if stride > 1 else "") + " +bias+relu",
+             ours, peers, f"temporary {op.temporary_size / 2**20:.1f} MiB")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=None, help="our threads (dml.Device(threads=)); torch's too")
     args = parser.parse_args()
-    device = dml.Device("cpu")
-    print(f"device: {device.name}")
+    device = dml.Device("cpu", threads=args.threads)
+    if torch is not None and args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"device: {device.name}" + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
     for m, k, n in [(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (64, 4096, 4096)]:
         bench_gemm(device, args.repeat, m, k, n)
     bench_gemm(device, args.repeat, 1024, 1024, 1024, np.float16)
     bench_elementwise(device, args.repeat, 1 << 22)
     bench_softmax(device, args.repeat, 1024, 1000)
+    bench_batch_norm(device, args.repeat, [1, 96, 112, 112])
+    bench_instance_norm(device, args.repeat, [1, 32, 200, 200])
+    bench_max_pool(device, args.repeat, [1, 64, 112, 112], 3, 2)
+    bench_conv(device, args.repeat, 1, 144, 56, 144, 3, groups=144)
+    bench_conv(device, args.repeat, 1, 96, 112, 96, 3, groups=96, stride=2)
     bench_conv(device, args.repeat, 1, 64, 56, 64, 3)
     bench_conv(device, args.repeat, 1, 256, 28, 256, 1)
+    bench_conv(device, args.repeat, 1, 64, 56, 64, 5)
+    bench_conv(device, args.repeat, 1, 3, 200, 32, 9)
+    bench_conv(device, args.repeat, 1, 32, 200, 3, 9)
 
 
 if __name__ == "__main__":

@@ -160,8 +160,8 @@ def resampling(g):
 
 
 def generation(g):
-    # (An INT32 fill_value_sequence in one graph with a node of two inputs crashes DirectML's CompileGraph where
-    # Direct3D 12 cannot build its shaders, here; docs/directml.md. Each stays in a graph of its own kind.)
+    # fill_value_sequence as a graph output: DirectML's CompileGraph crashed on it; the executor copies it with an
+    # identity (docs/directml.md), which this graph exercises.
     return [dml.fill_value_constant(g, sizes=[2, 3], dtype=dml.TensorDataType.FLOAT32, value=1.5),
             dml.fill_value_sequence(g, sizes=[2, 3], dtype=dml.TensorDataType.INT32, value_start=3,
                                     value_delta=-1),

@@ -277,9 +277,15 @@ void bind_core(nb::module_& m) {
         .def("__hash__", [](const TensorDesc& d) { return nb::hash(nb::make_tuple(int(d.data_type), to_tuple(d.effective_strides()), to_tuple(d.sizes))); })
         .def("__repr__", [](const TensorDesc& d) { return "TensorDesc(" + d.to_string() + ")"; });
 
-    nb::class_<Device>(m, "Device", "An executor's device: 'cpu', 'cuda' or 'directml'.")
-        .def(nb::new_([](std::optional<std::string> kind, int index) { return executors().create(kind.value_or(""), index); }),
-             "kind"_a = nb::none(), "index"_a = 0)
+    nb::class_<Device>(m, "Device",
+                       "An executor's device: 'cpu', 'cuda' or 'directml'. threads= (cpu): the host threads its kernels "
+                       "use; by default DIRECTML_NUM_THREADS, else every processor this process may use.")
+        .def(nb::new_([](std::optional<std::string> kind, int index, std::optional<uint32_t> threads) {
+                 auto device = executors().create(kind.value_or(""), index);
+                 if (threads) device->set_thread_count(*threads);
+                 return device;
+             }),
+             "kind"_a = nb::none(), "index"_a = 0, nb::kw_only(), "threads"_a = nb::none())
         .def_prop_ro("kind", &Device::kind)
         .def_prop_ro("name", &Device::name)
         .def_prop_ro("_operator_types", [](const Device& d) {

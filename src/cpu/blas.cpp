@@ -24,12 +24,14 @@ void* symbol(void* lib, const char* name, const std::string& path) {
     return s;
 }
 
+// OpenBLAS is set to one thread: the CPU executor splits products over its own pool (kernels/blas_gemm.h).
 void load_library(const std::string& path) {
     std::string error;
     void* lib = platform::open_library(path, error);
     if (!lib) throw DeviceError("BLAS_LOAD_FAILED", "cannot load BLAS library: " + error);
     g_sgemm = reinterpret_cast<sgemm_fn>(symbol(lib, "scipy_cblas_sgemm", path));
     g_dgemm = reinterpret_cast<dgemm_fn>(symbol(lib, "scipy_cblas_dgemm", path));
+    reinterpret_cast<void (*)(int)>(symbol(lib, "scipy_openblas_set_num_threads", path))(1);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ void CpuDevice::upload(Memory& dst, const void* src, uint64_t bytes) { std::memc
 
 void CpuDevice::download(const Memory& src, void* dst, uint64_t bytes) { std::memcpy(dst, src.data, bytes); }
 
+void CpuDevice::set_thread_count(uint32_t threads) {
+    if (threads < 1 || threads > 1024) throw ValueError("threads must be between 1 and 1024, got " + std::to_string(threads));
+    pool_ = std::make_shared<ThreadPool>(threads);
+}
+
 std::shared_ptr<Memory> CpuDevice::stage(const void* host, uint64_t bytes) {
     // The CPU reads host memory where it lies: borrow it for the dispatch.
     return std::make_shared<Memory>(shared_from_this(), const_cast<void*>(host), bytes, nullptr);

@@ -1,6 +1,8 @@
-// The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution.
+// The CPU executor: host memory, our kernels (kernels/), OpenBLAS under GEMM and convolution, run by a pool of
+// threads (default_thread_pool(), or one of the device's own when given a thread count).
 #pragma once
 #include "../executor/registry.h"
+#include "thread_pool.h"
 
 namespace dml::cpu {
 
@@ -15,6 +17,11 @@ public:
     std::shared_ptr<Memory> stage(const void* host, uint64_t bytes) override;
     std::vector<std::type_index> operator_types() const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
+    void set_thread_count(uint32_t threads) override;
+    ThreadPool& thread_pool() const { return *pool_; }
+
+private:
+    std::shared_ptr<ThreadPool> pool_ = default_thread_pool();
 };
 
 }  // namespace dml::cpu

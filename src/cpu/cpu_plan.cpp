@@ -1,4 +1,4 @@
-// The CPU plan: a kernel per node, looked up at compile, and one arena for every intermediate value and kernel
+// The CPU plan: a kernel object per node, built at compile, and one arena for every intermediate value and kernel
 // workspace, with offsets reused once a value's last reader has run. Under AddressSanitizer the arena is poisoned
 // but for the blocks alive as each node runs, so that a kernel touching an intermediate past its extent, or one no
 // longer (or not yet) alive, is reported even though the arena itself is one allocation.
@@ -76,11 +76,11 @@ const KernelTable& kernel_table() {
     return table;
 }
 
-// The kernel of each node (supports() accepted every one), looked up before the memory plan asks for their
+// The kernel object of each node (supports() accepted every one), built before the memory plan asks for their
 // workspaces.
-std::vector<Kernel> find_kernels(const CompiledGraph& g) {
-    std::vector<Kernel> kernels;
-    for (const Node& node : g.nodes) kernels.push_back(kernel_table().at(std::type_index(typeid(*node.desc))));
+std::vector<std::unique_ptr<CpuKernel>> build_kernels(const CompiledGraph& g) {
+    std::vector<std::unique_ptr<CpuKernel>> kernels;
+    for (const Node& node : g.nodes) kernels.push_back(kernel_table().at(std::type_index(typeid(*node.desc)))(node));
     return kernels;
 }
 
@@ -89,16 +89,34 @@ public:
     CpuPlan(std::shared_ptr<Device> device, const CompiledGraph& g)
         : device_(std::move(device)),
           graph_(g),
-          kernels_(find_kernels(graph_)),
-          memory_(graph_, 64,  // 64-byte blocks: vector loads
-                  [&](size_t i) { return kernels_[i].workspace ? kernels_[i].workspace(graph_.nodes[i]) : 0; }) {}
+          kernels_(build_kernels(graph_)),
+          memory_(graph_, 64, [&](size_t i) { return kernels_[i]->workspace_size(); }) {}  // 64-byte blocks: vectors
 
     uint64_t temporary_size() const override { return memory_.arena_size; }
+
+    uint64_t persistent_size() const override {
+        uint64_t bytes = 0;
+        for (const auto& k : kernels_) bytes += k->persistent_size();
+        return bytes;
+    }
+
+    void initialize(std::span<Memory* const> inputs) override {
+        for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+            std::vector<TensorArg> constants;
+            for (const auto& op : graph_.nodes[i].inputs) {
+                const bool fixed = op && op->value.source == Value::Source::Input &&
+                                   graph_.inputs[op->value.index].kind != InputKind::Plain && inputs[op->value.index];
+                constants.push_back(fixed ? TensorArg{&op->desc, static_cast<std::byte*>(inputs[op->value.index]->data)}
+                                          : TensorArg{});
+            }
+            kernels_[i]->initialize(constants);
+        }
+    }
 
     void execute(std::span<Memory* const> inputs, std::span<Memory* const> outputs) override {
         if (!arena_ && memory_.arena_size) arena_ = device_->allocate(memory_.arena_size);
         const DispatchMemory address{inputs, outputs, arena_ ? static_cast<std::byte*>(arena_->data) : nullptr};
-        ThreadPool& pool = cpu_thread_pool();
+        ThreadPool& pool = static_cast<CpuDevice&>(*device_).thread_pool();
         const ArenaPoison poison(address.arena, memory_.arena_size);
         for (size_t i = 0; i < graph_.nodes.size(); ++i) {
             const Node& node = graph_.nodes[i];
@@ -108,7 +126,7 @@ public:
             for (size_t k = 0; k < node.outputs.size(); ++k)
                 args.outputs.push_back({&node.outputs[k], address(memory_.outputs[i][k])});
             poison.usable(memory_.born[i]);
-            kernels_[i].run(args);
+            kernels_[i]->run(args);
             poison.unusable(memory_.dead[i]);
         }
     }
@@ -116,7 +134,7 @@ public:
 private:
     std::shared_ptr<Device> device_;
     CompiledGraph graph_;  // before kernels_ and memory_, which read it
-    std::vector<Kernel> kernels_;
+    std::vector<std::unique_ptr<CpuKernel>> kernels_;
     MemoryPlan memory_;
     std::shared_ptr<Memory> arena_;
 };

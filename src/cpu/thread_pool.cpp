@@ -1,6 +1,11 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "../core/errors.h"
+#include "../platform/platform.h"
 
 namespace dml {
 
@@ -73,8 +78,20 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
     job_ = nullptr;
 }
 
-ThreadPool& cpu_thread_pool() {
-    static ThreadPool pool;
+size_t default_thread_count() {
+    const char* env = std::getenv("DIRECTML_NUM_THREADS");
+    if (env && *env) {
+        char* end = nullptr;
+        const long n = std::strtol(env, &end, 10);
+        if (*end != '\0' || n < 1 || n > 1024)
+            throw ValueError(std::string("DIRECTML_NUM_THREADS must be a positive integer, got '") + env + "'");
+        return size_t(n);
+    }
+    return platform::usable_cpu_count();
+}
+
+std::shared_ptr<ThreadPool> default_thread_pool() {
+    static const std::shared_ptr<ThreadPool> pool = std::make_shared<ThreadPool>(default_thread_count());
     return pool;
 }
 

@@ -1,9 +1,11 @@
 // A fixed pool of worker threads for the CPU kernels. parallel_for splits [0, n) into chunks that the calling
-// thread and the workers take in turn; calls do not nest.
+// thread and the workers take in turn; calls do not nest. A pool of n threads has n - 1 workers: the calling
+// thread is the n-th.
 #pragma once
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -12,7 +14,7 @@ namespace dml {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(size_t threads = std::thread::hardware_concurrency());
+    explicit ThreadPool(size_t threads);
     ~ThreadPool();
     size_t size() const { return workers_.size() + 1; }
 
@@ -33,6 +35,10 @@ private:
     bool stop_ = false;
 };
 
-ThreadPool& cpu_thread_pool();
+// The threads a CPU device uses unless told otherwise: DIRECTML_NUM_THREADS if set (ValueError if it is not a
+// positive integer), else every processor this process may run on.
+size_t default_thread_count();
+// The pool of default_thread_count() threads that CPU devices share unless given a count of their own.
+std::shared_ptr<ThreadPool> default_thread_pool();
 
 }  // namespace dml

@@ -149,13 +149,17 @@ LoweredGraph lower_graph(const CompiledGraph& g, GraphBuilder& builder, DescStor
     for (size_t o = 0; o < g.outputs.size(); ++o) {
         const Value& v = g.outputs[o];
         Source from = source_of(v);
-        if (from.graph_input) {
-            // Graph outputs leave operators: constant data that is an output is copied by an identity.
+        // Graph outputs leave operators: constant data that is an output is copied by an identity. So is a
+        // FILL_VALUE_SEQUENCE output: DirectML's CompileGraph crashed (libdirectml.so from torch-directml
+        // 0.2.5.dev240914, over vkd3d-proton) on a graph whose output it was; read by another operator it runs.
+        const bool copied = from.graph_input || dynamic_cast<const FillValueSequenceDesc*>(g.nodes[v.index].desc.get());
+        if (copied) {
             const TensorDesc& desc = g.nodes[v.index].outputs[v.output];
-            const DML_TENSOR_DESC* in = store.tensor(desc, DML_TENSOR_FLAG_OWNED_BY_DML);
+            const DML_TENSOR_DESC* in =
+                store.tensor(desc, from.graph_input ? DML_TENSOR_FLAG_OWNED_BY_DML : DML_TENSOR_FLAG_NONE);
             UINT k = builder.add_node({DML_OPERATOR_ELEMENT_WISE_IDENTITY,
                                        store.add(DML_UNARY_OPERATOR_DESC{in, store.tensor(desc), nullptr, 0})},
-                                      "output " + std::to_string(o) + ", a copy of constant data");
+                                      "output " + std::to_string(o) + ", a copy");
             builder.edge(from, k, 0);
             from = {false, k, 0};
         }

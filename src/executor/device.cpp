@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "../core/errors.h"
 #include "../core/ops/operator_table.h"
 
 namespace dml {
@@ -24,6 +25,10 @@ void check_registered_kernels(std::string_view executor, const std::vector<std::
         if (!find_operator(t))
             throw std::logic_error("the " + std::string(executor) + " executor registers a kernel for " + t.name() +
                                    ", which core/ops/operators.def does not list");
+}
+
+void Device::set_thread_count(uint32_t) {
+    throw ValueError("the " + kind() + " executor has no thread count option (threads= is for 'cpu')");
 }
 
 }  // namespace dml

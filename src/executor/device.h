@@ -98,6 +98,9 @@ public:
     virtual Support supports(const Node& node) const;
     // Every node is one that supports() accepts.
     virtual std::unique_ptr<Plan> compile(const CompiledGraph& graph) = 0;
+
+    // The host threads the device's kernels use (dml.Device(threads=...)); executors without the option refuse.
+    virtual void set_thread_count(uint32_t threads);
 };
 
 // The kernel registration check: every type an executor registers a kernel for is in the operator table

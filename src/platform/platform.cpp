@@ -1,7 +1,10 @@
 #include "platform.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #ifdef _WIN32
 #define NOMINMAX
@@ -10,6 +13,7 @@
 #include <malloc.h>
 #else
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -27,6 +31,13 @@ void* open_library(const std::string& path, std::string& error) {
 
 void* find_symbol(void* library, const char* name) {
     return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(library), name));
+}
+
+size_t usable_cpu_count() {
+    DWORD_PTR process = 0, system = 0;
+    if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system) && process)
+        return size_t(std::popcount(uint64_t(process)));
+    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 uint64_t physical_memory_bytes() {
@@ -66,6 +77,14 @@ void* open_library(const std::string& path, std::string& error) {
 }
 
 void* find_symbol(void* library, const char* name) { return dlsym(library, name); }
+
+size_t usable_cpu_count() {
+#ifdef __linux__
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return size_t(std::max(1, CPU_COUNT(&allowed)));
+#endif
+    return std::max(1u, std::thread::hardware_concurrency());
+}
 
 uint64_t physical_memory_bytes() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)); }
 

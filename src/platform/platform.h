@@ -12,6 +12,8 @@ void* open_library(const std::string& path, std::string& error);
 // A symbol of a library open_library opened; null when it lacks it.
 void* find_symbol(void* library, const char* name);
 
+// The processors this process may run on (a container's or job's limit, not all the machine's); at least 1.
+size_t usable_cpu_count();
 // The machine's physical memory in bytes.
 uint64_t physical_memory_bytes();
 // What the processor calls itself (e.g. "AMD EPYC 9654 96-Core Processor"); "CPU" when it cannot be read.

@@ -9,6 +9,7 @@
 #include "../../executor/scalar_math.h"
 #include "kernel.h"
 #include "strided.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
@@ -37,6 +38,33 @@ void run_parameterized_relu(const KernelArgs& args) {
     });
 }
 
+// Softmax / log-softmax of float rows contiguous in input and output: the exponentials go to the output row,
+// then are scaled in place.
+void softmax_rows(const KernelArgs& args, const AxisSplit& s) {
+    const bool log = args.desc<SoftmaxDesc>().function == SoftmaxFunction::LogSoftmax;
+    const float* in = args.inputs[0].as<float>();
+    float* out = args.outputs[0].as<float>();
+    const uint64_t n = s.inner_count;
+    args.pool.parallel_for(s.outer_count, std::max<uint64_t>(1, 8192 / n), [&](size_t b, size_t e) {
+        for (size_t g = b; g < e; ++g) {
+            int64_t gi, go;
+            AxisSplit::offsets(g, s.outer_sizes, s.in_outer, s.out_outer, gi, go);
+            const float* x = in + gi;
+            float* y = out + go;
+            const float mx = lane_max(x, n);
+            for (uint64_t i = 0; i < n; ++i) y[i] = vector_exp(x[i] - mx);
+            const float sum = lane_sum(y, n);
+            if (log) {
+                const float lse = mx + std::log(sum);
+                for (uint64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+            } else {
+                const float inv = 1.0f / sum;
+                for (uint64_t i = 0; i < n; ++i) y[i] *= inv;
+            }
+        }
+    });
+}
+
 void run_softmax(const KernelArgs& args) {
     const auto& d = args.desc<SoftmaxDesc>();
     const TensorArg &x = args.inputs[0], &y = args.outputs[0];
@@ -44,8 +72,14 @@ void run_softmax(const KernelArgs& args) {
     std::vector<int64_t> in_off(s.inner_count), out_off(s.inner_count);
     for (uint64_t i = 0; i < s.inner_count; ++i)
         AxisSplit::offsets(i, s.inner_sizes, s.in_inner, s.out_inner, in_off[i], out_off[i]);
+    // Rows contiguous in input and output (the usual softmax over the last axis) take vector loops.
+    bool rows_packed = true;
+    for (uint64_t i = 0; i < s.inner_count; ++i) rows_packed &= in_off[i] == int64_t(i) && out_off[i] == int64_t(i);
     visit_data_type(y.desc->data_type, [&]<class T>() {
         using C = std::conditional_t<std::is_same_v<compute_t<T>, double>, double, float>;
+        if constexpr (std::is_same_v<T, float>) {
+            if (rows_packed && d.function != SoftmaxFunction::Hardmax) return softmax_rows(args, s);
+        }
         if constexpr (std::is_floating_point_v<compute_t<T>>) {
             const T* in = x.as<T>();
             T* out = y.as<T>();

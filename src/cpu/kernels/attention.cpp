@@ -140,7 +140,7 @@ void run_attention_typed(const KernelArgs& args) {
                 std::transform(k, k + uint64_t(T_) * hs, present_key + (uint64_t(b) * H + h) * T_ * hs, narrow);
             if (present_value)
                 std::transform(v, v + uint64_t(T_) * vhs, present_value + (uint64_t(b) * H + h) * T_ * vhs, narrow);
-            blas_gemm<C>(false, true, int(S), int(T_), int(hs), C(d.scale), q, int(hs), k, int(hs), C(0), scores,
+            blas_gemm<C>(args.pool, false, true, int(S), int(T_), int(hs), C(d.scale), q, int(hs), k, int(hs), C(0), scores,
                          int(T_));
             const auto [begin, end] = key_range(b);
             args.pool.parallel_for(S, 16, [&](size_t s_begin, size_t s_end) {
@@ -159,7 +159,7 @@ void run_attention_typed(const KernelArgs& args) {
                     for (uint32_t t = 0; t < T_; ++t) row[t] /= sum;
                 }
             });
-            blas_gemm<C>(false, false, int(S), int(vhs), int(T_), C(1), scores, int(T_), v, int(vhs), C(0), o,
+            blas_gemm<C>(args.pool, false, false, int(S), int(vhs), int(T_), C(1), scores, int(T_), v, int(vhs), C(0), o,
                          int(vhs));
             for (uint32_t s = 0; s < S; ++s)
                 for (uint32_t i = 0; i < vhs; ++i)

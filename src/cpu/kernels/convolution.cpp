@@ -1,124 +1,162 @@
-// Convolution as im2col + BLAS GEMM per image and group (forward), or GEMM + col2im (backward / transposed).
-// Spatial dimensions are padded to three (leading 1s) so one code path serves 1-D to 3-D. The integer
-// convolutions run the same path in double, exactly (every product and partial sum of 8-bit operands is an
-// integer below 2^53).
+// Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
+// and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
+// depthwise ones (a filter per channel) run a direct kernel over output rows; 1x1 ones over the stored image are
+// one GEMM; the rest are im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
+// kColumnTileBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
+// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
+// product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
-#include <array>
+#include <cstring>
 
+#include "../../executor/conv_geometry.h"
 #include "../../executor/scalar_math.h"
+#include "../../executor/type_visits.h"
 #include "blas_gemm.h"
 #include "kernel.h"
 #include "quantization.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
 namespace {
 
-struct ConvShape {
-    uint32_t batch, in_channels, out_channels, groups;
-    std::array<int64_t, 3> in, out, kernel, stride, dilation, pad;  // spatial, padded to 3 with leading 1s / 0s
-    bool flip;     // the filter is used flipped spatially (DML_CONVOLUTION_MODE_CONVOLUTION)
-    bool forward;  // otherwise backward: the adjoint of the forward convolution
+// The column buffers of all threads together: large enough that each tile's GEMM has hundreds of columns, small
+// enough to stay in the caches.
+constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
-    ConvShape(const ConvolutionWindow& d, bool flip_, bool forward_, const TensorDesc& x, const TensorDesc& w,
-              const TensorDesc& y)
-        : flip(flip_), forward(forward_) {
-        const size_t nd = x.rank() - 2, lead = 3 - nd;
-        batch = x.sizes[0], in_channels = x.sizes[1], out_channels = y.sizes[1], groups = d.group_count;
-        for (size_t i = 0; i < 3; ++i) {
-            bool real = i >= lead;
-            size_t j = i - lead;
-            in[i] = real ? x.sizes[2 + j] : 1;
-            out[i] = real ? y.sizes[2 + j] : 1;
-            kernel[i] = real ? w.sizes[2 + j] : 1;
-            stride[i] = real ? d.strides[j] : 1;
-            dilation[i] = real ? d.dilations[j] : 1;
-            pad[i] = real ? d.start_padding[j] : 0;
-        }
-    }
-    ConvShape(const ConvolutionDesc& d, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y)
-        : ConvShape(d, d.mode == ConvolutionMode::Convolution, d.direction == ConvolutionDirection::Forward, x, w, y) {}
+// Where each scratch array lives in a convolution's workspace, in elements of the compute type.
+struct ConvWorkspace {
+    uint64_t filter = 0, input = 0, col = 0, acc = 0, total = 0;  // offsets, and the whole size
+    uint64_t col_elements = 0;
 
-    uint64_t in_spatial() const { return uint64_t(in[0]) * in[1] * in[2]; }
-    uint64_t out_spatial() const { return uint64_t(out[0]) * out[1] * out[2]; }
-    uint64_t kernel_size() const { return uint64_t(kernel[0]) * kernel[1] * kernel[2]; }
-    bool pointwise() const {
-        for (int i = 0; i < 3; ++i)
-            if (kernel[i] != 1 || stride[i] != 1 || pad[i] != 0 || in[i] != out[i]) return false;
-        return true;
-    }
-    // Channels on the GEMM's reduced side and on its output side, per group.
-    uint32_t group_in() const { return in_channels / groups; }
-    uint32_t group_out() const { return out_channels / groups; }
-    uint64_t col_elements() const {
-        return forward ? uint64_t(group_in()) * kernel_size() * out_spatial()
-                       : uint64_t(group_out()) * kernel_size() * in_spatial();
-    }
-    // Workspace elements: packed filter, one packed image, the column buffer, and an accumulator if asked.
-    uint64_t workspace_elements(uint64_t filter_elements, bool accumulator) const {
-        return filter_elements + uint64_t(in_channels) * in_spatial() + col_elements() +
-               (accumulator ? uint64_t(out_channels) * out_spatial() : 0);
+    // `pack_input`: the image is gathered (a strided view, or float16 widened); `accumulator`: the output's type
+    // is not the compute type, so GEMMs accumulate apart.
+    ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
+                  bool accumulator) {
+        const uint64_t K = g.kernel_size();
+        if (!g.forward)
+            col_elements = uint64_t(g.group_out) * K * g.in_spatial();
+        else if (!g.pointwise() && !g.depthwise())  // at least one column of one tile
+            col_elements = std::max(kColumnBytes / element_size, uint64_t(g.group_in) * K);
+        input = filter_elements;
+        col = input + (pack_input ? uint64_t(g.in_channels) * g.in_spatial() : 0);
+        acc = col + col_elements;
+        total = acc + (accumulator ? uint64_t(g.out_channels) * g.out_spatial() : 0);
     }
 };
 
-// Image n of a strided [N, C, spatial...] tensor as packed [C, spatial] compute-type values f(value, channel).
+// Whether image n of view `d` lies packed at d's n-th image offset (every stride but the batch's is packed).
+bool image_packed(const TensorDesc& d) {
+    const Strides s = d.effective_strides(), p = packed_strides(d.sizes);
+    return std::equal(s.begin() + 1, s.end(), p.begin() + 1);
+}
+
+// Image n of the strided input as packed [C, spatial] compute-type values f(value, channel).
 template <class T, class C, class F>
-void gather_packed(const T* src, const TensorDesc& d, uint32_t n, C* dst, F f) {
-    Strides s = d.effective_strides();
-    const size_t nd = d.rank() - 2;
-    std::array<int64_t, 3> sz{1, 1, 1}, st{0, 0, 0};
-    for (size_t j = 0; j < nd; ++j) sz[3 - nd + j] = d.sizes[2 + j], st[3 - nd + j] = s[2 + j];
-    uint64_t o = 0;
-    for (uint32_t c = 0; c < d.sizes[1]; ++c)
-        for (int64_t z = 0; z < sz[0]; ++z)
-            for (int64_t yy = 0; yy < sz[1]; ++yy)
-                for (int64_t xx = 0; xx < sz[2]; ++xx)
-                    dst[o++] = f(src[int64_t(n) * s[0] + int64_t(c) * s[1] + z * st[0] + yy * st[1] + xx * st[2]], c);
+void gather_image(const T* src, const ConvGeometry& g, uint32_t n, C* dst, F f, ThreadPool& pool) {
+    const uint64_t I = g.in_spatial();
+    pool.parallel_for(g.in_channels, 1, [&](size_t b, size_t e) {
+        for (size_t c = b; c < e; ++c) {
+            const T* plane = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
+            C* out = dst + c * I;
+            for (int64_t z = 0; z < g.in[0]; ++z)
+                for (int64_t y = 0; y < g.in[1]; ++y)
+                    for (int64_t x = 0; x < g.in[2]; ++x)
+                        *out++ = f(plane[z * g.x_stride[2] + y * g.x_stride[3] + x * g.x_stride[4]], uint32_t(c));
+        }
+    });
 }
 
-// The filter, packed as [rows = filter dim 0, cols = everything else] of f(value, row), flipped spatially if asked.
+// The filter packed as [rows = filter dimension 0, cols = everything else] of f(value, row), flipped spatially in
+// convolution mode.
 template <class T, class C, class F>
-void pack_filter(const T* src, const TensorDesc& d, const ConvShape& cs, C* dst, F f) {
-    Strides s = d.effective_strides();
-    const size_t nd = d.rank() - 2;
-    std::array<int64_t, 3> st{0, 0, 0};
-    for (size_t j = 0; j < nd; ++j) st[3 - nd + j] = s[2 + j];
+void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f) {
+    const int64_t rows = g.forward ? g.out_channels : g.in_channels, cols = g.forward ? g.group_in : g.group_out;
     uint64_t o = 0;
-    for (uint32_t a = 0; a < d.sizes[0]; ++a)
-        for (uint32_t b = 0; b < d.sizes[1]; ++b)
-            for (int64_t z = 0; z < cs.kernel[0]; ++z)
-                for (int64_t yy = 0; yy < cs.kernel[1]; ++yy)
-                    for (int64_t xx = 0; xx < cs.kernel[2]; ++xx) {
-                        int64_t kz = cs.flip ? cs.kernel[0] - 1 - z : z, ky = cs.flip ? cs.kernel[1] - 1 - yy : yy,
-                                kx = cs.flip ? cs.kernel[2] - 1 - xx : xx;
-                        dst[o++] = f(src[int64_t(a) * s[0] + int64_t(b) * s[1] + kz * st[0] + ky * st[1] + kx * st[2]], a);
-                    }
+    for (int64_t a = 0; a < rows; ++a)
+        for (int64_t b = 0; b < cols; ++b)
+            for (int64_t z = 0; z < g.kernel[0]; ++z)
+                for (int64_t y = 0; y < g.kernel[1]; ++y)
+                    for (int64_t x = 0; x < g.kernel[2]; ++x)
+                        dst[o++] = f(src[a * g.w_stride[0] + b * g.w_stride[1] + g.tap(0, z) * g.w_stride[2] +
+                                         g.tap(1, y) * g.w_stride[3] + g.tap(2, x) * g.w_stride[4]],
+                                     uint32_t(a));
 }
 
-// The input coordinate read by output `o` through kernel tap `k` in one dimension, or -1 outside.
-inline int64_t tap(const ConvShape& cs, int dim, int64_t o, int64_t k) {
-    int64_t i = o * cs.stride[dim] + k * cs.dilation[dim] - cs.pad[dim];
-    return (i >= 0 && i < cs.in[dim]) ? i : -1;
+// Tap k of dimension d: the input coordinate output o reads is o * stride + shift, inside the input for the
+// output positions [lo, hi).
+struct TapRange {
+    int64_t shift, lo, hi;
+    TapRange(const ConvGeometry& g, int d, int64_t k) {
+        const int64_t s = g.stride[d];
+        shift = k * g.dilation[d] - g.pad[d];
+        lo = std::min(g.out[d], shift >= 0 ? 0 : (-shift + s - 1) / s);
+        hi = std::max(lo, g.in[d] - shift <= 0 ? 0 : std::min(g.out[d], (g.in[d] - 1 - shift) / s + 1));
+    }
+};
+
+// The input coordinate output o reads through tap k of dimension d, or -1 outside the input.
+inline int64_t input_at(const ConvGeometry& g, int d, int64_t o, int64_t k) {
+    const int64_t i = o * g.stride[d] + k * g.dilation[d] - g.pad[d];
+    return i >= 0 && i < g.in[d] ? i : -1;
 }
 
+// Columns [begin, end) of the column matrix of one group's packed input: col[c * K + k, o - begin] is the value
+// tap k of output o reads in channel c, 0 in the padding.
 template <class C>
-void im2col(const ConvShape& cs, const C* in, C* col, ThreadPool& pool) {
-    const uint64_t K = cs.kernel_size(), O = cs.out_spatial();
-    pool.parallel_for(uint64_t(cs.group_in()) * K, 8, [&](size_t begin, size_t end) {
-        for (size_t row = begin; row < end; ++row) {
-            uint64_t c = row / K, k = row % K;
-            int64_t kz = k / (cs.kernel[1] * cs.kernel[2]), ky = (k / cs.kernel[2]) % cs.kernel[1], kx = k % cs.kernel[2];
-            const C* plane = in + c * cs.in_spatial();
-            C* dst = col + row * O;
-            for (int64_t oz = 0; oz < cs.out[0]; ++oz) {
-                int64_t iz = tap(cs, 0, oz, kz);
-                for (int64_t oy = 0; oy < cs.out[1]; ++oy) {
-                    int64_t iy = tap(cs, 1, oy, ky);
-                    for (int64_t ox = 0; ox < cs.out[2]; ++ox) {
-                        int64_t ix = tap(cs, 2, ox, kx);
-                        *dst++ = (iz < 0 || iy < 0 || ix < 0) ? C(0) : plane[(iz * cs.in[1] + iy) * cs.in[2] + ix];
+void im2col(const ConvGeometry& g, const C* in, C* col, uint64_t begin, uint64_t end) {
+    const int64_t K = g.kernel_size(), width = int64_t(end - begin), sx = g.stride[2];
+    for (int64_t row = 0; row < g.group_in * K; ++row) {
+        const int64_t c = row / K, k = row % K;
+        const int64_t kz = k / (g.kernel[1] * g.kernel[2]), ky = (k / g.kernel[2]) % g.kernel[1], kx = k % g.kernel[2];
+        const C* plane = in + c * g.in_spatial();
+        const TapRange t(g, 2, kx);
+        C* dst = col + row * width;
+        for (int64_t o = int64_t(begin); o < int64_t(end);) {  // one output row (or its part in the tile) a step
+            const int64_t ox0 = o % g.out[2], oy = (o / g.out[2]) % g.out[1], oz = o / (g.out[2] * g.out[1]);
+            const int64_t ox1 = std::min(g.out[2], ox0 + (int64_t(end) - o));
+            const int64_t iz = input_at(g, 0, oz, kz), iy = input_at(g, 1, oy, ky);
+            const int64_t a = std::clamp(t.lo, ox0, ox1), b = std::clamp(t.hi, a, ox1);
+            if (iz < 0 || iy < 0) {
+                std::fill(dst, dst + (ox1 - ox0), C(0));
+            } else {
+                const C* src = plane + (iz * g.in[1] + iy) * g.in[2];
+                std::fill(dst, dst + (a - ox0), C(0));
+                if (sx == 1 && b > a) std::memcpy(dst + (a - ox0), src + a + t.shift, sizeof(C) * (b - a));
+                else if (sx != 1)
+                    for (int64_t ox = a; ox < b; ++ox) dst[ox - ox0] = src[ox * sx + t.shift];
+                std::fill(dst + (b - ox0), dst + (ox1 - ox0), C(0));
+            }
+            dst += ox1 - ox0;
+            o += ox1 - ox0;
+        }
+    }
+}
+
+// Backward: col [group_out * K, in_spatial] scatters into out [group_out, out_spatial]. Contributions landing
+// outside the output (beyond a caller-chosen output size) are dropped.
+template <class C>
+void col2im(const ConvGeometry& g, const C* col, C* out, ThreadPool& pool) {
+    const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial();
+    // One output channel per task, so no two tasks add into the same element.
+    pool.parallel_for(g.group_out, 1, [&](size_t begin, size_t end) {
+        for (size_t m = begin; m < end; ++m) {
+            C* plane = out + m * O;
+            for (int64_t k = 0; k < K; ++k) {
+                int64_t kz = k / (g.kernel[1] * g.kernel[2]), ky = (k / g.kernel[2]) % g.kernel[1], kx = k % g.kernel[2];
+                const C* src = col + (int64_t(m) * K + k) * I;
+                for (int64_t iz = 0; iz < g.in[0]; ++iz) {
+                    int64_t oz = iz * g.stride[0] + kz * g.dilation[0] - g.pad[0];
+                    for (int64_t iy = 0; iy < g.in[1]; ++iy) {
+                        int64_t oy = iy * g.stride[1] + ky * g.dilation[1] - g.pad[1];
+                        for (int64_t ix = 0; ix < g.in[2]; ++ix) {
+                            int64_t ox = ix * g.stride[2] + kx * g.dilation[2] - g.pad[2];
+                            C v = src[(iz * g.in[1] + iy) * g.in[2] + ix];
+                            if (oz >= 0 && oz < g.out[0] && oy >= 0 && oy < g.out[1] && ox >= 0 && ox < g.out[2])
+                                plane[(oz * g.out[1] + oy) * g.out[2] + ox] += v;
+                        }
                     }
                 }
             }
@@ -126,28 +164,33 @@ void im2col(const ConvShape& cs, const C* in, C* col, ThreadPool& pool) {
     });
 }
 
-// Backward: col [out_channels_per_group * K, in_spatial] scatters into out [out_channels_per_group, out_spatial].
-// Contributions landing outside the output (beyond a caller-chosen output size) are dropped.
+// Depthwise: acc[c, o] = sum over taps k of filter[c, k] input[c, position of tap k], one output row per task;
+// each tap adds a scaled input row into the output row (a vector loop for stride 1).
 template <class C>
-void col2im(const ConvShape& cs, const C* col, C* out, ThreadPool& pool) {
-    const uint64_t K = cs.kernel_size(), I = cs.in_spatial(), O = cs.out_spatial();
-    // One output channel per task, so no two tasks add into the same element.
-    pool.parallel_for(cs.group_out(), 1, [&](size_t begin, size_t end) {
-        for (size_t m = begin; m < end; ++m) {
-            C* plane = out + m * O;
-            for (uint64_t k = 0; k < K; ++k) {
-                int64_t kz = k / (cs.kernel[1] * cs.kernel[2]), ky = (k / cs.kernel[2]) % cs.kernel[1], kx = k % cs.kernel[2];
-                const C* src = col + (m * K + k) * I;
-                for (int64_t iz = 0; iz < cs.in[0]; ++iz) {
-                    int64_t oz = iz * cs.stride[0] + kz * cs.dilation[0] - cs.pad[0];
-                    for (int64_t iy = 0; iy < cs.in[1]; ++iy) {
-                        int64_t oy = iy * cs.stride[1] + ky * cs.dilation[1] - cs.pad[1];
-                        for (int64_t ix = 0; ix < cs.in[2]; ++ix) {
-                            int64_t ox = ix * cs.stride[2] + kx * cs.dilation[2] - cs.pad[2];
-                            C v = src[(iz * cs.in[1] + iy) * cs.in[2] + ix];
-                            if (oz >= 0 && oz < cs.out[0] && oy >= 0 && oy < cs.out[1] && ox >= 0 && ox < cs.out[2])
-                                plane[(oz * cs.out[1] + oy) * cs.out[2] + ox] += v;
-                        }
+void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, ThreadPool& pool) {
+    const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial(), rows = g.out[0] * g.out[1];
+    const int64_t sx = g.stride[2];
+    pool.parallel_for(uint64_t(g.out_channels) * rows, std::max<int64_t>(1, 2048 / g.out[2]), [&](size_t b, size_t e) {
+        for (size_t r = b; r < e; ++r) {
+            const int64_t c = r / rows, oz = (r % rows) / g.out[1], oy = r % g.out[1];
+            const C* plane = input + c * I;
+            const C* w = filter + c * K;
+            C* dst = acc + c * O + (oz * g.out[1] + oy) * g.out[2];
+            std::fill(dst, dst + g.out[2], C(0));
+            for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+                const int64_t iz = input_at(g, 0, oz, kz);
+                if (iz < 0) continue;
+                for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+                    const int64_t iy = input_at(g, 1, oy, ky);
+                    if (iy < 0) continue;
+                    const C* src = plane + (iz * g.in[1] + iy) * g.in[2];
+                    for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+                        const C wv = w[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
+                        const TapRange t(g, 2, kx);
+                        if (sx == 1)
+                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox + t.shift];
+                        else
+                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox * sx + t.shift];
                     }
                 }
             }
@@ -157,75 +200,139 @@ void col2im(const ConvShape& cs, const C* col, C* out, ThreadPool& pool) {
 
 // One image: packed input [in_channels, I] and filter (pack_filter's layout) into acc [out_channels, O].
 template <class C>
-void convolve_image(const ConvShape& cs, const C* filter, const C* input, C* col, C* acc, ThreadPool& pool) {
-    const uint64_t I = cs.in_spatial(), O = cs.out_spatial(), K = cs.kernel_size();
-    const int gi = int(cs.group_in()), go = int(cs.group_out());
-    for (uint32_t g = 0; g < cs.groups; ++g) {
-        const C* in_g = input + uint64_t(g) * gi * I;
-        C* acc_g = acc + uint64_t(g) * go * O;
-        if (cs.forward) {
-            // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O]
-            const C* cols = in_g;
-            if (!cs.pointwise()) {
-                im2col(cs, in_g, col, pool);
-                cols = col;
-            }
-            blas_gemm<C>(false, false, go, int(O), int(gi * K), C(1), filter + uint64_t(g) * go * gi * K, int(gi * K),
-                         cols, int(O), C(0), acc_g, int(O));
-        } else {
+void convolve_image(const ConvGeometry& g, const ConvWorkspace& ws, const C* filter, const C* input, C* col, C* acc,
+                    ThreadPool& pool) {
+    if (g.depthwise()) return depthwise(g, filter, input, acc, pool);
+    const int64_t I = g.in_spatial(), O = g.out_spatial(), K = g.kernel_size();
+    const int gi = int(g.group_in), go = int(g.group_out);
+    for (int64_t group = 0; group < g.groups; ++group) {
+        const C* in_g = input + group * gi * I;
+        C* acc_g = acc + group * go * O;
+        if (!g.forward) {
             // col[go*K, I] = filter_g^T [go*K, gi] x in_g[gi, I], then scattered into the output
-            blas_gemm<C>(true, false, int(go * K), int(I), gi, C(1), filter + uint64_t(g) * gi * go * K, int(go * K),
+            blas_gemm<C>(pool, true, false, int(go * K), int(I), gi, C(1), filter + group * gi * go * K, int(go * K),
                          in_g, int(I), C(0), col, int(I));
-            std::fill(acc_g, acc_g + uint64_t(go) * O, C(0));
-            col2im(cs, col, acc_g, pool);
+            std::fill(acc_g, acc_g + int64_t(go) * O, C(0));
+            col2im(g, col, acc_g, pool);
+            continue;
         }
-    }
-}
-
-template <class T>
-void run_convolution_typed(const KernelArgs& args) {
-    using C = compute_t<T>;
-    const auto& d = args.desc<ConvolutionDesc>();
-    const TensorArg &x = args.inputs[0], &w = args.inputs[1], &bias = args.inputs[2], &y = args.outputs[0];
-    ConvShape cs(d, *x.desc, *w.desc, *y.desc);
-    const uint64_t O = cs.out_spatial();
-    C* filter = reinterpret_cast<C*>(args.workspace);
-    C* input = filter + w.desc->element_count();
-    C* col = input + uint64_t(cs.in_channels) * cs.in_spatial();
-    C* acc_f16 = col + cs.col_elements();
-    auto widen = [](T v, uint32_t) { return C(v); };
-    pack_filter<T, C>(w.as<T>(), *w.desc, cs, filter, widen);
-    std::vector<C> bias_values(cs.out_channels, C(0));
-    if (bias) {
-        Strides bs = bias.desc->effective_strides();
-        for (uint32_t m = 0; m < cs.out_channels; ++m) bias_values[m] = C(bias.as<T>()[int64_t(m) * bs[1]]);
-    }
-    for (uint32_t n = 0; n < cs.batch; ++n) {
-        gather_packed<T, C>(x.as<T>(), *x.desc, n, input, widen);
-        T* out = y.as<T>() + uint64_t(n) * cs.out_channels * O;
-        C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : acc_f16;
-        convolve_image(cs, filter, input, col, acc, args.pool);
-        args.pool.parallel_for(cs.out_channels, 1, [&](size_t b, size_t e) {
-            for (size_t m = b; m < e; ++m)
-                for (uint64_t i = 0; i < O; ++i)
-                    out[m * O + i] = T(apply_activation(d.fused, C(acc[m * O + i] + bias_values[m])));
+        // out_g[go, O] = filter_g[go, gi*K] x col[gi*K, O]
+        const C* filter_g = filter + group * go * gi * K;
+        if (g.pointwise()) {
+            blas_gemm<C>(pool, false, false, go, int(O), gi, C(1), filter_g, gi, in_g, int(O), C(0), acc_g, int(O));
+            continue;
+        }
+        // By tiles of output positions, dealt to the threads in turn; each thread has its own column buffer.
+        const uint64_t rows = uint64_t(gi) * K;
+        const uint64_t parts = std::clamp<uint64_t>(ws.col_elements / rows, 1, pool.size());
+        const uint64_t tile = std::min<uint64_t>((O + parts - 1) / parts, ws.col_elements / (rows * parts));
+        const uint64_t tiles = (O + tile - 1) / tile;
+        pool.parallel_for(parts, 1, [&](size_t part_begin, size_t part_end) {
+            for (size_t p = part_begin; p < part_end; ++p)
+                for (uint64_t t = p; t < tiles; t += parts) {
+                    const uint64_t begin = t * tile, end = std::min<uint64_t>(O, begin + tile);
+                    C* cols = col + p * rows * tile;
+                    im2col(g, in_g, cols, begin, end);
+                    gemm_on_thread<C>(false, false, go, int(end - begin), int(rows), C(1), filter_g, int(rows), cols,
+                                      int(end - begin), C(0), acc_g + begin, int(O));
+                }
         });
     }
 }
 
-void run_convolution(const KernelArgs& args) {
-    visit_data_type(args.outputs[0].desc->data_type, [&]<class T>() {
-        if constexpr (std::is_floating_point_v<compute_t<T>>) run_convolution_typed<T>(args);
+// out[m, i] = T(act(acc[m, i] + bias[m])) over [out_channels, O], the activation a constant so the loop vectorizes;
+// in place when acc is the output.
+template <class T, class C>
+void finish_image(const FusedActivation& fused, const C* acc, T* out, const std::vector<C>& bias, int64_t O,
+                  ThreadPool& pool) {
+    with_activation(fused.function, [&]<ActivationFunction A>() {
+        pool.parallel_for(bias.size(), 1, [&](size_t b, size_t e) {
+            for (size_t m = b; m < e; ++m) {
+                const C bm = bias[m];
+                const C* a = acc + m * O;
+                T* o = out + m * O;
+                for (int64_t i = 0; i < O; ++i) o[i] = T(activate<A>(fused, C(a[i] + bm)));
+            }
+        });
     });
 }
 
-uint64_t convolution_workspace(const Node& node) {
-    const auto& d = static_cast<const ConvolutionDesc&>(*node.desc);
-    const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[1]->desc, &y = node.outputs[0];
-    ConvShape cs(d, x, w, y);
-    uint64_t elems = cs.workspace_elements(w.element_count(), y.data_type == DataType::Float16);
-    return elems * (y.data_type == DataType::Float64 ? 8 : 4);
-}
+class ConvolutionKernel final : public CpuKernel {
+public:
+    explicit ConvolutionKernel(const Node& node)
+        : desc_(static_cast<const ConvolutionDesc&>(*node.desc)),
+          geometry_(desc_, node.inputs[0]->desc, node.inputs[1]->desc, node.outputs[0]),
+          type_(node.outputs[0].data_type),
+          element_size_(type_ == DataType::Float64 ? 8 : 4),
+          filter_elements_(node.inputs[1]->desc.element_count()),
+          input_packed_(type_ != DataType::Float16 && image_packed(node.inputs[0]->desc)),
+          // the filter's place is kept for filters bound at dispatch (settled before initialize says which)
+          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16) {}
+
+    uint64_t workspace_size() const override { return workspace_.total * element_size_; }
+    uint64_t persistent_size() const override { return packed_filter_.size(); }
+
+    void initialize(const std::vector<TensorArg>& constants) override {
+        packed_filter_.clear();
+        const TensorArg& w = constants[1];
+        if (!w) return;
+        visit_float([&]<class T, class C>() {
+            packed_filter_.resize(filter_elements_ * sizeof(C));
+            pack_filter<T, C>(w.as<T>(), geometry_, reinterpret_cast<C*>(packed_filter_.data()),
+                              [](T v, uint32_t) { return C(v); });
+        });
+    }
+
+    void run(const KernelArgs& args) const override {
+        visit_float([&]<class T, class C>() { run_typed<T, C>(args); });
+    }
+
+private:
+    // f<T, C>() for the node's float type T and its compute type C.
+    template <class F> void visit_float(F&& f) const {
+        visit_data_type(type_, [&]<class T>() {
+            if constexpr (std::is_floating_point_v<compute_t<T>>) f.template operator()<T, compute_t<T>>();
+        });
+    }
+
+    template <class T, class C>
+    void run_typed(const KernelArgs& args) const {
+        const ConvGeometry& g = geometry_;
+        const TensorArg &x = args.inputs[0], &w = args.inputs[1], &bias = args.inputs[2], &y = args.outputs[0];
+        C* ws = reinterpret_cast<C*>(args.workspace);
+        auto widen = [](T v, uint32_t) { return C(v); };
+        const C* filter = reinterpret_cast<const C*>(packed_filter_.data());
+        if (packed_filter_.empty()) {
+            pack_filter<T, C>(w.as<T>(), g, ws, widen);
+            filter = ws;
+        }
+        std::vector<C> bias_values(g.out_channels, C(0));
+        if (bias) {
+            const int64_t stride = bias.desc->effective_strides()[1];
+            for (int64_t m = 0; m < g.out_channels; ++m) bias_values[m] = C(bias.as<T>()[m * stride]);
+        }
+        const bool epilogue = bias || !desc_.fused.is_none() || !std::is_same_v<T, C>;
+        const int64_t O = g.out_spatial();
+        for (uint32_t n = 0; n < g.batch; ++n) {
+            const C* input = ws + workspace_.input;
+            if constexpr (std::is_same_v<T, C>)
+                if (input_packed_) input = x.as<T>() + int64_t(n) * g.x_stride[0];
+            if (!input_packed_) gather_image<T, C>(x.as<T>(), g, n, ws + workspace_.input, widen, args.pool);
+            T* out = y.as<T>() + uint64_t(n) * g.out_channels * O;
+            C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : ws + workspace_.acc;
+            convolve_image(g, workspace_, filter, input, ws + workspace_.col, acc, args.pool);
+            if (epilogue) finish_image<T, C>(desc_.fused, acc, out, bias_values, O, args.pool);
+        }
+    }
+
+    const ConvolutionDesc& desc_;
+    ConvGeometry geometry_;
+    DataType type_;
+    uint64_t element_size_, filter_elements_;
+    bool input_packed_;  // the input's images are read where they lie
+    ConvWorkspace workspace_;
+    std::vector<std::byte> packed_filter_;  // a weight filter in pack_filter's layout; empty when bound at dispatch
+};
 
 // The exact convolution (input - input_zero_point) * (filter - filter_zero_point) of every image, handed to
 // store(acc, n) as [out_channels, O] doubles. Inputs input, input_zero_point, filter, filter_zero_point sit at the
@@ -234,25 +341,22 @@ template <class Desc, class Store>
 void integer_convolution(const KernelArgs& args, size_t x_at, size_t xz_at, size_t w_at, size_t wz_at, Store store) {
     const ConvolutionWindow& d = args.desc<Desc>();
     const TensorArg &x = args.inputs[x_at], &w = args.inputs[w_at], &wz = args.inputs[wz_at];
-    ConvShape cs(d, false, true, *x.desc, *w.desc, *args.outputs[0].desc);
-    double* filter = reinterpret_cast<double*>(args.workspace);
-    double* input = filter + w.desc->element_count();
-    double* col = input + uint64_t(cs.in_channels) * cs.in_spatial();
-    double* acc = col + cs.col_elements();
+    const ConvGeometry g(d, false, true, *x.desc, *w.desc, *args.outputs[0].desc);
+    const ConvWorkspace layout(g, w.desc->element_count(), sizeof(double), true, true);
+    double* ws = reinterpret_cast<double*>(args.workspace);
     const double input_zero = parameter<double>(args.inputs[xz_at], 1, 0, 0.0);
-    std::vector<double> filter_zero(cs.out_channels);
-    for (uint32_t m = 0; m < cs.out_channels; ++m) filter_zero[m] = parameter<double>(wz, 1, m, 0.0);
+    std::vector<double> filter_zero(g.out_channels);
+    for (uint32_t m = 0; m < g.out_channels; ++m) filter_zero[m] = parameter<double>(wz, 1, m, 0.0);
     visit_data_type(w.desc->data_type, [&]<class T>() {
-        pack_filter<T, double>(w.as<T>(), *w.desc, cs, filter,
-                               [&](T v, uint32_t m) { return double(v) - filter_zero[m]; });
+        pack_filter<T, double>(w.as<T>(), g, ws, [&](T v, uint32_t m) { return double(v) - filter_zero[m]; });
     });
-    for (uint32_t n = 0; n < cs.batch; ++n) {
+    for (uint32_t n = 0; n < g.batch; ++n) {
         visit_data_type(x.desc->data_type, [&]<class T>() {
-            gather_packed<T, double>(x.as<T>(), *x.desc, n, input,
-                                     [&](T v, uint32_t) { return double(v) - input_zero; });
+            gather_image<T, double>(x.as<T>(), g, n, ws + layout.input,
+                                    [&](T v, uint32_t) { return double(v) - input_zero; }, args.pool);
         });
-        convolve_image(cs, filter, input, col, acc, args.pool);
-        store(acc, n);
+        convolve_image(g, layout, ws, ws + layout.input, ws + layout.col, ws + layout.acc, args.pool);
+        store(ws + layout.acc, n);
     }
 }
 
@@ -299,14 +403,14 @@ template <class Desc, size_t filter_at>
 uint64_t integer_convolution_workspace(const Node& node) {
     const ConvolutionWindow& d = static_cast<const Desc&>(*node.desc);
     const TensorDesc &x = node.inputs[0]->desc, &w = node.inputs[filter_at]->desc;
-    ConvShape cs(d, false, true, x, w, node.outputs[0]);
-    return cs.workspace_elements(w.element_count(), true) * sizeof(double);
+    const ConvGeometry g(d, false, true, x, w, node.outputs[0]);
+    return ConvWorkspace(g, w.element_count(), sizeof(double), true, true).total * sizeof(double);
 }
 
 }  // namespace
 
 void register_convolution_kernels(KernelTable& t) {
-    add_kernel<ConvolutionDesc>(t, {run_convolution, convolution_workspace});
+    add_kernel<ConvolutionDesc, ConvolutionKernel>(t);
     add_kernel<ConvolutionIntegerDesc>(
         t, {run_convolution_integer, integer_convolution_workspace<ConvolutionIntegerDesc, 2>});
     add_kernel<QuantizedLinearConvolutionDesc>(

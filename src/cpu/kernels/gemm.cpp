@@ -76,7 +76,7 @@ void run_gemm_typed(const KernelArgs& args) {
             }
             auto A = as_blas<T>(a.as<T>() + la.offset(i0, i1), la, ta, scratch_a);
             auto B = as_blas<T>(b.as<T>() + lb.offset(i0, i1), lb, tb, scratch_b);
-            blas_gemm<C>(A.trans, B.trans, int(M), int(N), int(K), C(d.alpha), A.data, A.ld, B.data, B.ld, beta, acc,
+            blas_gemm<C>(args.pool, A.trans, B.trans, int(M), int(N), int(K), C(d.alpha), A.data, A.ld, B.data, B.ld, beta, acc,
                          int(N));
             if (!d.fused.is_none() || !std::is_same_v<T, C>) {
                 args.pool.parallel_for(uint64_t(M) * N, 16384, [&](size_t s, size_t e) {
@@ -121,7 +121,7 @@ void integer_products(const KernelArgs& args, size_t a_at, size_t za_at, size_t 
             visit_data_type(b.desc->data_type, [&]<class T>() {
                 lb.pack(b.as<T>() + lb.offset(i0, i1), pb, [&](T v, uint32_t, uint32_t c) { return double(v) - column_zero[c]; });
             });
-            blas_gemm<double>(false, false, int(M), int(N), int(K), 1.0, pa, int(K), pb, int(N), 0.0, acc, int(N));
+            blas_gemm<double>(args.pool, false, false, int(M), int(N), int(K), 1.0, pa, int(K), pb, int(N), 0.0, acc, int(N));
             store(acc, uint64_t(i0) * y.sizes[1] + i1);
         }
 }

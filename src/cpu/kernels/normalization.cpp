@@ -8,6 +8,7 @@
 #include "../../executor/scalar_math.h"
 #include "kernel.h"
 #include "strided.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
@@ -64,6 +65,21 @@ struct Groups {
             }
         }
     }
+    // Whether operand k's elements of a group lie contiguous in row-major order (its stride 1 inside the group).
+    bool contiguous(size_t k) const {
+        int64_t expected = 1;
+        for (size_t d = inner_sizes.size(); d-- > 0;) {
+            if (inner_sizes[d] != 1 && inner[k][d] != expected) return false;
+            expected *= inner_sizes[d];
+        }
+        return true;
+    }
+    // Whether operand k is one value per group (every stride inside the group 0).
+    bool constant(size_t k) const {
+        for (size_t d = 0; d < inner_sizes.size(); ++d)
+            if (inner_sizes[d] != 1 && inner[k][d] != 0) return false;
+        return true;
+    }
     template <class F> void for_each_group(ThreadPool& pool, F&& f) const {
         pool.parallel_for(count, std::max<uint64_t>(1, 4096 / size), [&](size_t b, size_t e) {
             for (size_t g = b; g < e; ++g) f(group(g));
@@ -90,6 +106,18 @@ void run_batch_normalization_typed(const KernelArgs& args) {
     const TensorArg &y = args.outputs[0], &x = args.inputs[0], &mean = args.inputs[1], &var = args.inputs[2],
                     &scale = args.inputs[3], &bias = args.inputs[4];
     for_each_row<6>(args.pool, sizes, st, [&](auto off, auto step, uint64_t n) {
+        if (step[1] == 1 && step[2] == 0 && step[3] == 0 && step[4] == 0 && step[5] == 0) {
+            // One channel's run of a packed input: its factors once, then a loop with the activation a constant.
+            const double mu = get<T>(mean, off[2]), bias_value = get<T>(bias, off[5]);
+            const double a = get<T>(scale, off[4]) / std::sqrt(get<T>(var, off[3]) + d.epsilon);
+            const T* xs = x.as<T>() + off[1];
+            T* ys = y.as<T>() + off[0];
+            with_activation(d.fused.function, [&]<ActivationFunction A>() {
+                for (uint64_t j = 0; j < n; ++j)
+                    ys[j] = T(compute_t<T>(activate<A>(d.fused, a * (double(compute_t<T>(xs[j])) - mu) + bias_value)));
+            });
+            return;
+        }
         for (uint64_t j = 0; j < n; ++j) {
             const double v = get<T>(scale, off[4]) * (get<T>(x, off[1]) - get<T>(mean, off[2])) /
                                  std::sqrt(get<T>(var, off[3]) + d.epsilon) +
@@ -165,6 +193,31 @@ void run_mean_variance_normalization_typed(const KernelArgs& args) {
     std::vector<bool> reduced(x.desc->rank(), false);
     for (uint32_t a : d.axes) reduced[a] = true;
     Groups<4> g(x.desc->sizes, reduced, {&y, &x, &scale, &bias});
+    if (g.contiguous(0) && g.contiguous(1) && g.constant(2) && g.constant(3)) {
+        // Each group a contiguous block (instance and layer norm of packed tensors): vector loops, sums in lanes.
+        return g.for_each_group(args.pool, [&](const std::array<int64_t, 4>& at) {
+            const T* xs = x.as<T>() + at[1];
+            T* ys = y.as<T>() + at[0];
+            auto sum_of = [&](auto term) {
+                double lanes[kLanes] = {};
+                uint64_t i = 0;
+                for (; i + kLanes <= g.size; i += kLanes)
+                    for (int l = 0; l < kLanes; ++l) lanes[l] += term(double(compute_t<T>(xs[i + l])));
+                for (; i < g.size; ++i) lanes[0] += term(double(compute_t<T>(xs[i])));
+                return lane_sum(lanes, kLanes);
+            };
+            const double mean = sum_of([](double v) { return v; }) / double(g.size);
+            const double inv_std = d.normalize_variance
+                                       ? 1 / std::sqrt(sum_of([&](double v) { return (v - mean) * (v - mean); }) /
+                                                           double(g.size) + d.epsilon)
+                                       : 1.0;
+            const double a = (scale ? get<T>(scale, at[2]) : 1.0) * inv_std, b = bias ? get<T>(bias, at[3]) : 0.0;
+            with_activation(d.fused.function, [&]<ActivationFunction A>() {
+                for (uint64_t i = 0; i < g.size; ++i)
+                    ys[i] = T(compute_t<T>(activate<A>(d.fused, a * (double(compute_t<T>(xs[i])) - mean) + b)));
+            });
+        });
+    }
     g.for_each_group(args.pool, [&](const std::array<int64_t, 4>& at) {
         double sum = 0, sq = 0;
         g.each(at, [&](const auto& o) { sum += get<T>(x, o[1]); });

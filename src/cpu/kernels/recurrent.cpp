@@ -69,7 +69,7 @@ void run_gru_typed(const KernelArgs& args) {
             for (uint32_t i = 0; i < H; ++i) rd[uint64_t(j) * H + i] = C(r.as<T>()[sr(0, dir, j, i)]);
         }
         // xw[t * B + b] = x[t, b] W^T, the input's part of every gate
-        blas_gemm<C>(false, true, int(S * B), int(G), int(I), C(1), xs, int(I), wd, int(I), C(0), xw, int(G));
+        blas_gemm<C>(args.pool, false, true, int(S * B), int(G), int(I), C(1), xs, int(I), wd, int(I), C(0), xw, int(G));
         std::vector<C> wb(G, C(0)), rb(G, C(0));
         if (bias) {
             const Strided4 sb(*bias.desc);

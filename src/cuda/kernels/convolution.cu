@@ -10,6 +10,7 @@
 #include <climits>
 #include <numeric>
 
+#include "../../executor/conv_geometry.h"
 #include "../cublaslt.h"
 #include "../cudnn.h"
 #include "common.cuh"
@@ -20,42 +21,18 @@ namespace dml::cuda {
 
 namespace {
 
-struct ConvGeometry {
-    int64_t batch, in_channels, out_channels, group_in, group_out;
-    int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
-    int64_t x_stride[5], w_stride[5];  // element strides: dimensions 0 and 1, then the three spatial ones
-    int64_t bias_stride;
-    bool flip;  // DML_CONVOLUTION_MODE_CONVOLUTION flips the filter spatially
+// The shared geometry (executor/conv_geometry.h) with what the direct kernel also reads: the bias's stride and
+// the fused activation.
+struct DirectGeometry : ConvGeometry {
+    int64_t bias_stride = 0;
     FusedActivation act;
-
-    __host__ __device__ int64_t out_spatial() const { return out[0] * out[1] * out[2]; }
-    __host__ __device__ int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
-    // The filter tap read for tap `k` of dimension `d`.
-    __device__ int64_t tap(int d, int64_t k) const { return flip ? kernel[d] - 1 - k : k; }
 };
 
-ConvGeometry geometry(const ConvolutionDesc& d, const TensorDesc& x, const TensorDesc& w, const TensorDesc* bias,
-                      const TensorDesc& y) {
-    ConvGeometry g{};
-    const size_t nd = x.rank() - 2, lead = 3 - nd;
-    g.batch = x.sizes[0], g.in_channels = x.sizes[1], g.out_channels = y.sizes[1];
-    g.group_in = g.in_channels / d.group_count, g.group_out = g.out_channels / d.group_count;
-    Strides xs = x.effective_strides(), ws = w.effective_strides();
-    for (int i = 0; i < 2; ++i) g.x_stride[i] = xs[i], g.w_stride[i] = ws[i];
-    for (size_t i = 0; i < 3; ++i) {
-        const bool real = i >= lead;
-        const size_t j = i - lead;
-        g.in[i] = real ? x.sizes[2 + j] : 1;
-        g.out[i] = real ? y.sizes[2 + j] : 1;
-        g.kernel[i] = real ? w.sizes[2 + j] : 1;
-        g.stride[i] = real ? d.strides[j] : 1;
-        g.dilation[i] = real ? d.dilations[j] : 1;
-        g.pad[i] = real ? d.start_padding[j] : 0;
-        g.x_stride[2 + i] = real ? xs[2 + j] : 0;
-        g.w_stride[2 + i] = real ? ws[2 + j] : 0;
-    }
+DirectGeometry geometry(const ConvolutionDesc& d, const TensorDesc& x, const TensorDesc& w, const TensorDesc* bias,
+                        const TensorDesc& y) {
+    DirectGeometry g;
+    static_cast<ConvGeometry&>(g) = ConvGeometry(d, x, w, y);
     g.bias_stride = bias ? bias->effective_strides()[1] : 0;
-    g.flip = d.mode == ConvolutionMode::Convolution;
     g.act = d.fused;
     return g;
 }
@@ -69,7 +46,7 @@ struct DirectConv {
     const T* x;
     const T* w;
     const T* bias;
-    ConvGeometry g;
+    DirectGeometry g;
 
     __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
         using C = compute_of<T>;
@@ -183,11 +160,7 @@ bool use_gemm(const ConvolutionDesc& d, const ConvGeometry& g) {
 class ConvolutionKernel : public CudaKernel {
 public:
     // A 1x1 convolution of a packed input, stride 1 and no padding: one GEMM over the image as it is stored.
-    static bool is_pointwise(const TensorDesc& x, const ConvGeometry& g) {
-        bool pointwise = x.is_packed() && g.kernel_size() == 1;
-        for (int d = 0; d < 3; ++d) pointwise = pointwise && g.stride[d] == 1 && g.pad[d] == 0 && g.in[d] == g.out[d];
-        return pointwise;
-    }
+    static bool is_pointwise(const TensorDesc& x, const ConvGeometry& g) { return x.is_packed() && g.pointwise(); }
     // Those run as one cuBLASLt GEMM here (deterministic, and on the H200 4x cuDNN's deterministic algorithms).
     static bool prefers_gemm(const Node& node) {
         const auto& d = static_cast<const ConvolutionDesc&>(*node.desc);
@@ -293,7 +266,7 @@ private:
     const CudaDevice& device_;
     const ConvolutionDesc& desc_;
     DataType type_;
-    ConvGeometry g_;
+    DirectGeometry g_;
     bool has_bias_ = false, pointwise_ = false;
     uint64_t output_count_ = 0;
     uint32_t chunk_ = 1;

@@ -1,0 +1,74 @@
+// Loop bodies the compiler turns into vector code: a branch-free float exponential (std::exp is a library call
+// per element, which no loop vectorizes), reductions kept in several independent lanes (a single running sum or
+// maximum is one long dependency chain, and float addition may not be reordered for us), and fused activations
+// inlined.
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "../../executor/scalar_math.h"
+
+namespace dml::cpu {
+
+// exp(x) within 2 ulp for float: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7
+// (Horner), 2^n placed in the exponent bits. Below -87.3 (where exp leaves the normal floats) it gives 0, above
+// 88.4 +inf; NaN stays NaN. Selects, not branches, so that loops of it vectorize.
+inline float vector_exp(float x) {
+    constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    float c = x < -87.3f ? -87.3f : x;
+    c = c > 88.7f ? 88.7f : c;
+    const float n = (c * log2e + round_magic) - round_magic;
+    const float r = (c - n * ln2_hi) - n * ln2_lo;
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const float scale = std::bit_cast<float>(uint32_t(int32_t(n) + 127) << 23);
+    const float e = p * scale;  // NaN in, NaN out: it runs through the polynomial
+    return x < -87.3f ? 0.0f : e;
+}
+
+// apply_activation with the function a constant: the common ones inline (the shared definition's switch is too
+// large to inline, which would leave a call per element), the rest through it.
+template <ActivationFunction A, class C>
+inline C activate(const FusedActivation& f, C x) {
+    if constexpr (A == ActivationFunction::None || A == ActivationFunction::Identity) return x;
+    else if constexpr (A == ActivationFunction::Relu) return x > C(0) ? x : C(0);
+    else return apply_activation(FusedActivation{A, f.alpha, f.beta}, x);
+}
+
+// Kept in kLanes independent partial results, combined at the end.
+constexpr int kLanes = 16;
+
+template <class C>
+C lane_sum(const C* x, uint64_t n) {
+    C acc[kLanes] = {};
+    uint64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l];
+    for (; i < n; ++i) acc[0] += x[i];
+    C s = 0;
+    for (int l = 0; l < kLanes; ++l) s += acc[l];
+    return s;
+}
+
+// The largest element that is not NaN (-inf if none is).
+template <class C>
+C lane_max(const C* x, uint64_t n) {
+    C acc[kLanes];
+    std::fill(acc, acc + kLanes, -std::numeric_limits<C>::infinity());
+    uint64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
+    for (; i < n; ++i) acc[0] = x[i] > acc[0] ? x[i] : acc[0];
+    return *std::max_element(acc, acc + kLanes);
+}
+
+}  // namespace dml::cpu

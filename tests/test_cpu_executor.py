@@ -1,0 +1,93 @@
+"""What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
+convolution's bounded scratch memory, and weights packed at initialize that follow a re-initialize."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import directml as dml
+
+PACKAGE_ROOT = str(Path(dml.__file__).parent.parent)  # not resolved: the sanitizer stage links the package
+
+
+def run_python(code, **env):
+    """Runs `code` in a fresh interpreter that imports the directml under test, with `env` added (from the
+    package's folder: `python -c` puts the working directory first on its path, and the checkout's directml/
+    may be the source package without the module)."""
+    full_env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, **env}
+    return subprocess.run([sys.executable, "-c", code], env=full_env, cwd=PACKAGE_ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+CONVOLVE = """
+import numpy as np, directml as dml
+g = dml.Graph(dml.Device("cpu"))
+x = g.input([1, 8, 30, 30], name="x")
+y = dml.convolution(x, g.constant(np.ones((4, 8, 3, 3), np.float32)), start_padding=[1, 1], end_padding=[1, 1])
+print(float(g.compile([y])({"x": np.ones((1, 8, 30, 30), np.float32)})[0][0, 0, 10, 10]))
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_thread_count_from_the_environment(threads):
+    done = run_python(CONVOLVE, DIRECTML_NUM_THREADS=threads)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "72.0"  # 8 channels x 9 taps of ones
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_thread_count_from_the_environment_must_be_a_positive_integer(value):
+    done = run_python(CONVOLVE, DIRECTML_NUM_THREADS=value)
+    assert done.returncode != 0
+    assert f"DIRECTML_NUM_THREADS must be a positive integer, got '{value}'" in done.stderr
+
+
+def test_convolution_scratch_memory_does_not_grow_with_the_image():
+    # The columns of a whole 512x512 image for a 9x9 filter over 32 channels would take 2.7 GB.
+    g = dml.Graph(dml.Device("cpu"))
+    x = g.input([1, 32, 512, 512], name="x")
+    y = dml.convolution(x, g.constant(np.zeros((3, 32, 9, 9), np.float32)), start_padding=[4, 4], end_padding=[4, 4])
+    op = g.compile([y])
+    assert op.temporary_size < 16 * 2**20
+
+
+def test_owned_filter_is_packed_again_when_re_initialized():
+    rng = np.random.default_rng(3)
+    g = dml.Graph(dml.Device("cpu"))
+    x = g.input([1, 2, 5, 5], name="x")
+    w = g.input([3, 2, 3, 3], name="w", owned=True)
+    op = g.compile([dml.convolution(x, w, mode=dml.ConvolutionMode.CONVOLUTION)])
+    data = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    for _ in range(2):
+        filters = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+        op.initialize({"w": filters})
+        (got,) = op({"x": data})
+        flipped = filters[:, :, ::-1, ::-1]  # convolution mode flips the filter
+        want = np.einsum("cij,mcij->m", data[0, :, 1:4, 1:4], flipped)
+        np.testing.assert_allclose(got[0, :, 1, 1], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_device_thread_count(threads):
+    device = dml.Device("cpu", threads=threads)
+    g = dml.Graph(device)
+    x = g.input([1, 8, 30, 30], name="x")
+    y = dml.convolution(x, g.constant(np.ones((4, 8, 3, 3), np.float32)), start_padding=[1, 1], end_padding=[1, 1])
+    (got,) = g.compile([y])({"x": np.ones((1, 8, 30, 30), np.float32)})
+    assert got[0, :, 1:-1, 1:-1].min() == got[0, :, 1:-1, 1:-1].max() == 72  # 8 channels x 9 taps of ones
+    assert got[0, 0, 0, 0] == 32  # a corner sees 2 x 2 taps
+
+
+@pytest.mark.parametrize("threads", [0, 1025])
+def test_device_thread_count_out_of_range(threads):
+    with pytest.raises(ValueError, match=f"threads must be between 1 and 1024, got {threads}"):
+        dml.Device("cpu", threads=threads)
+
+
+def test_device_thread_count_is_a_keyword():
+    with pytest.raises(TypeError):
+        dml.Device("cpu", 0, 2)
