@@ -43,13 +43,14 @@ def compile_and_run(device, build, feeds):
 
 
 def check(device, build, feeds, want, sizes=True):
-    """The chain (first output of build) matches `want` and the unfused chain, and (`sizes`) needs only its
-    producer's temporary memory; build(g, inputs, unfused) also gives the producer alone as its second list."""
+    """The chain (first output of build) matches `want` and the unfused chain, and (`sizes`) needs no more than
+    its producer's temporary memory; build(g, inputs, unfused) also gives the producer alone as its second list."""
     (fused,), (chain_size, producer_size) = compile_and_run(device, lambda g, i: build(g, i, False), feeds)
     unfused, _ = compile_and_run(device, lambda g, i: build(g, i, True), feeds)
     np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(fused, unfused[0], rtol=1e-5, atol=1e-6)
-    assert not sizes or chain_size == producer_size, "the rewrite left an intermediate tensor"
+    # At most the producer's own: a library may pick another algorithm (another workspace) for the fused form.
+    assert not sizes or chain_size <= producer_size, "the rewrite left an intermediate tensor"
 
 
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))

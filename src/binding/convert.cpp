@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../core/errors.h"
+#include "../platform/platform.h"
 
 using namespace nb::literals;
 
@@ -213,6 +214,10 @@ HostValue as_host_value(nb::handle value, const std::string& who) {
 }
 
 std::vector<std::byte> host_bytes(uint64_t bytes, const std::string& who) {
+    // More than the machine has is refused up front: an overcommitting allocator would hand the block out and the
+    // process would be killed while the vector zero-fills it.
+    static const uint64_t physical = platform::physical_memory_bytes();
+    if (bytes > physical) throw OutOfDeviceMemory("ENOMEM", bytes, who + "'s host staging memory");
     try {
         return std::vector<std::byte>(bytes);
     } catch (const std::bad_alloc&) {
