@@ -19,6 +19,7 @@ FusedActivation* free_activation(OperatorDesc& d) {
     else if (auto* c = dynamic_cast<ConvolutionDesc*>(&d)) f = &c->fused;
     else if (auto* b = dynamic_cast<BinaryDesc*>(&d); b && b->function == BinaryFunction::Add) f = &b->fused;
     else if (auto* n = dynamic_cast<BatchNormalizationDesc*>(&d)) f = &n->fused;
+    else if (auto* m = dynamic_cast<MeanVarianceNormalizationDesc*>(&d)) f = &m->fused;
     return f && f->is_none() ? f : nullptr;
 }
 
@@ -28,6 +29,8 @@ std::shared_ptr<OperatorDesc> copy_desc(const OperatorDesc& d) {
     if (auto* c = dynamic_cast<const ConvolutionDesc*>(&d)) return std::make_shared<ConvolutionDesc>(*c);
     if (auto* b = dynamic_cast<const BinaryDesc*>(&d)) return std::make_shared<BinaryDesc>(*b);
     if (auto* n = dynamic_cast<const BatchNormalizationDesc*>(&d)) return std::make_shared<BatchNormalizationDesc>(*n);
+    if (auto* m = dynamic_cast<const MeanVarianceNormalizationDesc*>(&d))
+        return std::make_shared<MeanVarianceNormalizationDesc>(*m);
     return nullptr;
 }
 

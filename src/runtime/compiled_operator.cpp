@@ -4,7 +4,6 @@
 #include <climits>
 
 #include "../core/errors.h"
-#include "../core/fuse_activations.h"
 #include "../core/fuse_epilogues.h"
 #include "../core/ops/elementwise.h"
 
@@ -67,7 +66,6 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         compiled_.outputs.push_back(v);
     }
     const auto executor_takes = [&](const Node& n) { return bool(device_->supports(n)); };
-    fuse_activations(compiled_, executor_takes);
     fuse_epilogues(compiled_, executor_takes);
     for (const Node& n : compiled_.nodes)
         if (Support s = device_->supports(n); !s) throw NotSupported(n.desc->type_name(), device_->kind(), s.reason());

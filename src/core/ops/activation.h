@@ -28,7 +28,7 @@ enum class ActivationFunction {
     ThresholdedRelu,    // alpha
     Shrink,             // bias (alpha), threshold (beta)
     // Not in DirectML's fused-activation list: builders refuse them as a fused activation, though compile's
-    // fold (fuse_activations.h) may set one on a normalization.
+    // fold (fuse_epilogues.h) may set one on the operator before.
     Gelu,
     Swish,              // sigmoid input scale (alpha)
     HardSwish,          // alpha, beta
