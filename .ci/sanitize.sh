@@ -29,7 +29,7 @@ if compgen -G "directml/_core*.so" > /dev/null; then
     exit 1
 fi
 rm -rf "$IMPORT" && mkdir -p "$IMPORT/directml"
-ln -s "$ROOT/directml/__init__.py" "$ROOT/directml/py.typed" "$IMPORT/directml/"
+ln -s "$ROOT"/directml/*.py "$ROOT/directml/py.typed" "$IMPORT/directml/"  # every module of the package
 ln -s "$ROOT/$BUILD"/_core*.so "$IMPORT/directml/"
 
 # The interpreter is not instrumented: the ASan runtime (and the libstdc++ it intercepts) load first. Python's own
