@@ -7,7 +7,6 @@ appear only where the API needs a graph of some size (an MLP, a small CNN).
 import gc
 import os
 import re
-import subprocess
 import sys
 import threading
 import weakref
@@ -18,6 +17,9 @@ import pytest
 
 import directml as dml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_python import python  # noqa: E402
+
 
 def compile_run(outputs, bindings=None, weights=None):
     """Compiles `outputs` (of one graph), initializes with `weights` if given, dispatches `bindings`."""
@@ -25,16 +27,6 @@ def compile_run(outputs, bindings=None, weights=None):
     if weights is not None:
         op.initialize(weights)
     return op(bindings)
-
-
-def python(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    """Runs `code` in a fresh interpreter that imports this same directml package."""
-    environment = {k: v for k, v in os.environ.items() if k != "DIRECTML_DEVICE"}
-    environment.update(env)
-    package_root = str(Path(dml.__file__).parent.parent)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment,
-                          cwd=tmp_path, timeout=120)
 
 
 # --- Device -------------------------------------------------------------------------------------------------------

@@ -1,8 +1,6 @@
 """The executor layer as Python sees it: the registry behind dml.Device, the exception an executor raises for a
 node it does not run, the CPU executor finding its BLAS, and constants recorded as host data."""
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,15 +9,8 @@ import pytest
 
 import directml as dml
 
-
-def python(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    """Runs `code` in a fresh interpreter that imports this same directml package, with `env` changed."""
-    environment = {k: v for k, v in os.environ.items() if k not in ("DIRECTML_DEVICE", "DIRECTML_OPENBLAS")}
-    environment.update(env)
-    package_root = str(Path(dml.__file__).parent.parent)
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment,
-                          cwd=tmp_path, timeout=120)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fresh_python import python  # noqa: E402
 
 
 def test_not_supported_error_is_a_device_error_not_a_value_error():
