@@ -244,7 +244,7 @@ def test_torch_cuda_tensors_bind_in_place(device):
     assert torch.from_dlpack(b).data_ptr() == t.data_ptr()  # zero-copy both ways
     g = dml.Graph(device)
     x = g.input([1, 2, 3], name="x")  # the shape less its 1s
-    w = g.input([2, 3], name="w", owned=True)
+    w = g.input([1, 2, 3], name="w", owned=True)
     op = g.compile([x * 2 + w])
     op.initialize({"w": t})  # a device tensor where a Buffer is accepted
     (r,) = op({"x": t})

@@ -1,27 +1,11 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
 convolution's bounded scratch memory, and weights packed at initialize that follow a re-initialize."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import directml as dml
-
-PACKAGE_ROOT = str(Path(dml.__file__).parent.parent)  # not resolved: the sanitizer stage links the package
-
-
-def run_python(code, **env):
-    """Runs `code` in a fresh interpreter that imports the directml under test, with `env` added (from the
-    package's folder: `python -c` puts the working directory first on its path, and the checkout's directml/
-    may be the source package without the module)."""
-    full_env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, **env}
-    return subprocess.run([sys.executable, "-c", code], env=full_env, cwd=PACKAGE_ROOT, capture_output=True, text=True,
-                          timeout=120)
-
+from fresh_python import python
 
 CONVOLVE = """
 import numpy as np, directml as dml
@@ -33,15 +17,15 @@ print(float(g.compile([y])({"x": np.ones((1, 8, 30, 30), np.float32)})[0][0, 0, 
 
 
 @pytest.mark.parametrize("threads", ["1", "3"])
-def test_thread_count_from_the_environment(threads):
-    done = run_python(CONVOLVE, DIRECTML_NUM_THREADS=threads)
+def test_thread_count_from_the_environment(threads, tmp_path):
+    done = python(CONVOLVE, tmp_path, DIRECTML_NUM_THREADS=threads)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "72.0"  # 8 channels x 9 taps of ones
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
-def test_thread_count_from_the_environment_must_be_a_positive_integer(value):
-    done = run_python(CONVOLVE, DIRECTML_NUM_THREADS=value)
+def test_thread_count_from_the_environment_must_be_a_positive_integer(value, tmp_path):
+    done = python(CONVOLVE, tmp_path, DIRECTML_NUM_THREADS=value)
     assert done.returncode != 0
     assert f"DIRECTML_NUM_THREADS must be a positive integer, got '{value}'" in done.stderr
 
