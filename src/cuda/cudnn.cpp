@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,8 +25,12 @@ constexpr int32_t kActivationRelu = 1, kActivationIdentity = 5;                 
 constexpr int32_t kNotPropagateNan = 0;                                         // cudnnNanPropagation_t
 constexpr int32_t kImplicitPrecompGemm = 1;                                     // cudnnConvolutionFwdAlgo_t
 constexpr int32_t kDeterministic = 1;                                           // cudnnDeterminism_t
-// The workspace Find offers an algorithm: those wanting more (explicit GEMM, FFT on large images) are not taken.
+// The workspace an algorithm may take beyond a copy of x and y (which the tensor-core kernels make of NCHW
+// operands): those wanting more (explicit GEMM, FFT on large images) are not taken.
 constexpr uint64_t kMaxWorkspace = 256ull << 20;
+// How many of the heuristics' best-ranked usable algorithms are measured: Find measures every algorithm, which
+// costs about a second per problem on the host (SDXL's UNet compiled in 33 s), for the same choice.
+constexpr size_t kMeasured = 3;
 
 // Where cuDNN may be, best first: where the caller says and nowhere else, when it says.
 std::vector<std::string> search_path() {
@@ -62,11 +67,11 @@ std::unique_ptr<Cudnn> open_cudnn() {
     sym(lib->activation_destroy, "cudnnDestroyActivationDescriptor");
     sym(lib->activation_set, "cudnnSetActivationDescriptor");
     sym(lib->forward_count, "cudnnGetConvolutionForwardAlgorithmMaxCount");
-    sym(lib->find_forward, "cudnnFindConvolutionForwardAlgorithmEx");
+    sym(lib->rank_forward, "cudnnGetConvolutionForwardAlgorithm_v7");
     sym(lib->forward, "cudnnConvolutionForward");
     sym(lib->bias_activation_forward, "cudnnConvolutionBiasActivationForward");
     sym(lib->backward_data_count, "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
-    sym(lib->find_backward_data, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    sym(lib->rank_backward_data, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
     sym(lib->backward_data, "cudnnConvolutionBackwardData");
     if (!complete) return nullptr;
     sym(lib->version, "cudnnGetVersion");
@@ -143,7 +148,7 @@ std::unique_ptr<DnnConvolution> DnnConvolution::create(CudaDevice& device, const
         cudaGetLastError();  // what a refused call may have left
         return nullptr;
     } catch (const OutOfDeviceMemory&) {
-        return nullptr;  // no room for Find's scratch buffers: our kernels need less
+        return nullptr;  // no room for the measurements' scratch buffers: our kernels need less
     }
     return c;
 }
@@ -177,80 +182,92 @@ void DnnConvolution::describe() {
 }
 
 void DnnConvolution::apply(const Choice& c) {
-    // cuDNN picks kernels by the algorithm and the descriptor's math type together: set the one Find measured.
+    // cuDNN picks kernels by the algorithm and the descriptor's math type together: set the one measured.
     dnn_need(lib_.conv_set_math(conv_, c.math));
     choice_ = c;
 }
 
 std::optional<DnnConvolution::Choice> DnnConvolution::measure(CudaDevice& device) {
     const DnnConvProblem& p = p_;
-    // Find runs every algorithm on scratch buffers (zeros) on the device's stream, which we hold meanwhile.
+    // Measured on scratch buffers (zeros) on the device's stream, which we hold meanwhile.
     std::lock_guard stream_lock(device.stream_mutex());
     std::lock_guard handle_lock(handle_.mutex);
     DeviceGuard guard(device.index());
     const cudaStream_t stream = device.stream();
     dnn_need(lib_.set_stream(handle_.handle, stream));
     const size_t es = element_size(p.type);
-    auto elements = [](const DnnTensor& t) {  // one past the last addressed
+    auto bytes = [es](const DnnTensor& t) {  // one past the last addressed
         int64_t e = 1;
         for (int i = 0; i < t.rank; ++i) e += int64_t(t.dims[i] - 1) * t.strides[i];
-        return uint64_t(e);
+        return uint64_t(e) * es;
     };
-    uint64_t filter_elements = 1;
-    for (int i = 0; i < p.x.rank; ++i) filter_elements *= uint64_t(p.filter[i]);
-    // Separate blocks, so that the device's caching pool hands them (the workspace above all) to the next
-    // convolution measured rather than keeping one block of every size.
-    std::vector<std::shared_ptr<Memory>> held;
-    auto zeros = [&](uint64_t bytes) {
-        held.push_back(device.allocate(bytes));
-        check(cudaMemsetAsync(held.back()->data, 0, bytes, stream), "cudaMemsetAsync");
-        return held.back()->data;
-    };
-    void* x = zeros(elements(p.x) * es);
-    void* w = zeros(filter_elements * es);
-    void* y = zeros(elements(p.y) * es);
-    void* bias = zeros(uint64_t(p.y.dims[1]) * es);
-    void* ws = held.emplace_back(device.allocate(kMaxWorkspace))->data;
+    uint64_t filter_bytes = es;
+    for (int i = 0; i < p.x.rank; ++i) filter_bytes *= uint64_t(p.filter[i]);
+    const uint64_t max_workspace = kMaxWorkspace + bytes(p.x) + bytes(p.y);
 
+    // Ranked by cuDNN's heuristics, best first; usable: deterministic (a dispatch repeated on the same data gives
+    // the same bits: backward data's ALGO_0 adds with atomics, in whatever order they land), within the workspace
+    // limit, and for float32 FMA math (the descriptor's math type may come back otherwise).
     int count = 0;
     dnn_need((p.backward ? lib_.backward_data_count : lib_.forward_count)(handle_.handle, &count));
     std::vector<dnn::AlgoPerf> perf(size_t(std::max(count, 1)));
     int returned = 0;
-    dnn_need(p.backward ? lib_.find_backward_data(handle_.handle, w_, w, x_, x, conv_, y_, y, int(perf.size()),
-                                                  &returned, perf.data(), ws, kMaxWorkspace)
-                        : lib_.find_forward(handle_.handle, x_, x, w_, w, conv_, y_, y, int(perf.size()), &returned,
-                                            perf.data(), ws, kMaxWorkspace));
-    // Fastest first. Find may answer with other math types than the descriptor's: float32 takes only FMA ones.
-    // Only deterministic algorithms: a dispatch repeated on the same data gives the same bits (backward data's
-    // ALGO_0 adds with atomics, in whatever order they land).
+    dnn_need(p.backward ? lib_.rank_backward_data(handle_.handle, w_, x_, conv_, y_, int(perf.size()), &returned,
+                                                  perf.data())
+                        : lib_.rank_forward(handle_.handle, x_, w_, conv_, y_, int(perf.size()), &returned,
+                                            perf.data()));
     std::vector<Choice> usable;
     for (int i = 0; i < returned; ++i)
-        if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace && perf[i].determinism == kDeterministic &&
+        if (perf[i].status == 0 && perf[i].memory <= max_workspace && perf[i].determinism == kDeterministic &&
             (p.type != DataType::Float32 || perf[i].math_type == kFmaMath))
             usable.push_back({perf[i].algo, perf[i].math_type, perf[i].memory, false});
     if (usable.empty()) return std::nullopt;
-    Choice best = usable[0];
-    if (p.fuse_bias) {
-        // cuDNN fuses ReLU with some algorithms, the identity only with IMPLICIT_PRECOMP_GEMM: the fastest that
-        // takes the fusion must beat the fastest convolution followed by our epilogue.
-        apply(best);
-        const float plain = time_ms(stream, [&] {
+
+    // Separate blocks, so that the device's caching pool hands them (the workspace above all) to the next
+    // convolution measured rather than keeping one block of every size.
+    std::vector<std::shared_ptr<Memory>> held;
+    auto zeros = [&](uint64_t n) {
+        held.push_back(device.allocate(std::max<uint64_t>(n, 1)));
+        check(cudaMemsetAsync(held.back()->data, 0, n, stream), "cudaMemsetAsync");
+        return held.back()->data;
+    };
+    void* x = zeros(bytes(p.x));
+    void* w = zeros(filter_bytes);
+    void* y = zeros(bytes(p.y));
+    void* bias = zeros(uint64_t(p.y.dims[1]) * es);
+    uint64_t ws_bytes = 0;
+    for (size_t i = 0; i < usable.size() && i < kMeasured; ++i) ws_bytes = std::max(ws_bytes, usable[i].workspace);
+    void* ws = zeros(ws_bytes);
+    // The time of one choice; infinite where cuDNN refuses it at run time.
+    auto timed = [&](const Choice& c, bool with_epilogue) {
+        apply(c);
+        if (run(x, w, y, bias, ws) != 0) {
+            cudaGetLastError();  // what a refused call may have left
+            return std::numeric_limits<float>::infinity();
+        }
+        return time_ms(stream, [&] {
             dnn_need(run(x, w, y, bias, ws));
-            if (epilogue_) epilogue_(y, bias, stream);
+            if (with_epilogue && epilogue_) epilogue_(y, bias, stream);
         });
+    };
+    std::optional<Choice> best;
+    float best_ms = std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < usable.size() && i < kMeasured; ++i)
+        if (const float ms = timed(usable[i], true); ms < best_ms) best = usable[i], best_ms = ms;
+    if (best && p.fuse_bias) {
+        // cuDNN fuses ReLU with some algorithms, the identity only with IMPLICIT_PRECOMP_GEMM: the fastest that
+        // takes the fusion must beat the best convolution followed by our epilogue.
         for (Choice c : usable) {
             if (!p.fuse_relu && c.algo != kImplicitPrecompGemm) continue;
+            if (c.workspace > ws_bytes) continue;
             c.fused = true;
-            apply(c);
-            if (run(x, w, y, bias, ws) != 0) {
-                cudaGetLastError();  // what a refused call may have left
-                continue;
-            }
-            if (time_ms(stream, [&] { dnn_need(run(x, w, y, bias, ws)); }) <= plain) best = c;
+            const float ms = timed(c, false);
+            if (ms == std::numeric_limits<float>::infinity()) continue;
+            if (ms <= best_ms) best = c;
             break;
         }
     }
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after cudnnFind");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize after measuring cuDNN's algorithms");
     return best;
 }
 

@@ -60,9 +60,8 @@ struct Cudnn {
     dnn::Status (*activation_destroy)(dnn::ActivationDesc);
     dnn::Status (*activation_set)(dnn::ActivationDesc, int32_t mode, int32_t nan, double coef);
     dnn::Status (*forward_count)(dnn::Handle, int*);
-    dnn::Status (*find_forward)(dnn::Handle, dnn::TensorDesc, const void* x, dnn::FilterDesc, const void* w,
-                                dnn::ConvDesc, dnn::TensorDesc, void* y, int requested, int* returned,
-                                dnn::AlgoPerf*, void* workspace, size_t workspace_bytes);
+    dnn::Status (*rank_forward)(dnn::Handle, dnn::TensorDesc, dnn::FilterDesc, dnn::ConvDesc, dnn::TensorDesc,
+                                int requested, int* returned, dnn::AlgoPerf*);
     dnn::Status (*forward)(dnn::Handle, const void* alpha, dnn::TensorDesc, const void* x, dnn::FilterDesc,
                            const void* w, dnn::ConvDesc, int32_t algo, void* workspace, size_t workspace_bytes,
                            const void* beta, dnn::TensorDesc, void* y);
@@ -72,9 +71,8 @@ struct Cudnn {
                                            dnn::TensorDesc, const void* z, dnn::TensorDesc, const void* bias,
                                            dnn::ActivationDesc, dnn::TensorDesc, void* y);
     dnn::Status (*backward_data_count)(dnn::Handle, int*);
-    dnn::Status (*find_backward_data)(dnn::Handle, dnn::FilterDesc, const void* w, dnn::TensorDesc, const void* dy,
-                                      dnn::ConvDesc, dnn::TensorDesc, void* dx, int requested, int* returned,
-                                      dnn::AlgoPerf*, void* workspace, size_t workspace_bytes);
+    dnn::Status (*rank_backward_data)(dnn::Handle, dnn::FilterDesc, dnn::TensorDesc, dnn::ConvDesc, dnn::TensorDesc,
+                                      int requested, int* returned, dnn::AlgoPerf*);
     dnn::Status (*backward_data)(dnn::Handle, const void* alpha, dnn::FilterDesc, const void* w, dnn::TensorDesc,
                                  const void* dy, dnn::ConvDesc, int32_t algo, void* workspace,
                                  size_t workspace_bytes, const void* beta, dnn::TensorDesc, void* dx);
@@ -136,8 +134,9 @@ struct DnnConvProblem {
 // What follows the convolution where cuDNN does not fuse it: the bias and activation on y in place.
 using DnnEpilogue = std::function<void(void* y, const void* bias, cudaStream_t stream)>;
 
-// A cuDNN convolution prepared at compile: descriptors built, the algorithm (and its math type) the fastest that
-// cuDNN's Find measured on scratch buffers, the fusion of the epilogue decided by measuring both ways.
+// A cuDNN convolution prepared at compile: descriptors built, the algorithm (and its math type) the fastest of the
+// few that cuDNN's heuristics rank first, measured on scratch buffers, the fusion of the epilogue decided by
+// measuring both ways.
 class DnnConvolution {
 public:
     // Null where cuDNN is missing, refuses the problem, or has no algorithm for it: the caller runs its own.
