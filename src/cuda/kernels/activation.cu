@@ -27,6 +27,16 @@ void visit_activation_type(DataType type, F&& f) {
     });
 }
 
+template <class T, ActivationFunction A>
+struct FixedActivation {
+    FusedActivation f;  // alpha and beta
+    __device__ compute_of<T> operator()(compute_of<T> x) const {
+        FusedActivation fixed = f;
+        fixed.function = A;  // a constant: apply_activation's switch folds away
+        return apply_activation(fixed, x);
+    }
+};
+
 template <class T>
 struct Activation {
     using C = compute_of<T>;
@@ -34,6 +44,18 @@ struct Activation {
     __device__ C operator()(C x) const {
         if constexpr (is_float_v<T>) return apply_activation(f, x);
         else return x > C(0) ? x : C(0);  // integers: RELU only (the builder admits no other)
+    }
+    // The activations networks use most (map.cuh).
+    template <class G>
+    void specialize(G&& g) const {
+        switch (f.function) {
+            case ActivationFunction::Relu: return g(FixedActivation<T, ActivationFunction::Relu>{f});
+            case ActivationFunction::Sigmoid: return g(FixedActivation<T, ActivationFunction::Sigmoid>{f});
+            case ActivationFunction::Tanh: return g(FixedActivation<T, ActivationFunction::Tanh>{f});
+            case ActivationFunction::Gelu: return g(FixedActivation<T, ActivationFunction::Gelu>{f});
+            case ActivationFunction::Swish: return g(FixedActivation<T, ActivationFunction::Swish>{f});
+            default: return g(*this);
+        }
     }
 };
 
@@ -213,37 +235,64 @@ private:
     GroupLayout layout_{};
 };
 
-template <class T>
+// y = fn(y + bias[channel]) in place over y as [outer, channels, inner]; the sum in compute values, as stored
+// only at the end.
+template <class T, class Fn>
 struct BiasActivationOp {
+    using Type = T;
     T* y;
     const T* bias;
     int64_t bias_stride;
     uint64_t channels, inner;
     bool narrow;  // 32-bit index arithmetic suffices
-    FusedActivation f;
-    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
-        auto v = load(y + i);
-        if (bias) {
-            uint64_t c = narrow ? uint32_t(i) / uint32_t(inner) % uint32_t(channels) : i / inner % channels;
-            v += load(bias + int64_t(c) * bias_stride);
-        }
-        store(y + i, apply_activation(f, v));
+    Fn fn;
+    __device__ compute_of<T> bias_at(uint64_t i) const {
+        if (!bias) return compute_of<T>(0);
+        const uint64_t c = narrow ? uint32_t(i) / uint32_t(inner) % uint32_t(channels) : i / inner % channels;
+        return load(bias + int64_t(c) * bias_stride);
     }
+    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const { store(y + i, fn(load(y + i) + bias_at(i))); }
 };
+
+// The same over 16-byte vectors of y (inner a multiple of their width: a vector is one channel's).
+template <class Op, int W>
+__global__ void __launch_bounds__(kThreads) bias_activation_vectors(uint64_t vectors, Op op) {
+    for (uint64_t v = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors;
+         v += uint64_t(gridDim.x) * blockDim.x) {
+        const auto b = op.bias_at(v * W);
+        auto x = load_vector<W>(op.y + v * W);
+#pragma unroll
+        for (int j = 0; j < W; ++j) x.v[j] = to_stored<typename Op::Type>(op.fn(x[j] + b));
+        store_vector(op.y + v * W, x);
+    }
+}
 
 }  // namespace
 
 void enqueue_bias_activation(const CudaDevice& device, DataType type, void* y, uint64_t outer, uint64_t channels,
                              uint64_t inner, const void* bias, int64_t bias_stride, const FusedActivation& act,
                              cudaStream_t stream) {
-    Indexer<1> ix;
-    ix.count = outer * channels * inner;
-    ix.sizes[0] = 1;
-    ix.strides[0][0] = 1;
-    ix.rank = 1;
+    const uint64_t count = outer * channels * inner;
     visit_float_type(type, [&]<class T>() {
-        BiasActivationOp<T> op{static_cast<T*>(y), static_cast<const T*>(bias), bias_stride, channels, inner,
-                                ix.count <= UINT32_MAX, act};
+        constexpr int W = kVec<T>;
+        if constexpr (sizeof(T) <= 4) {
+            if (inner % W == 0 && aligned16(y)) {
+                return with_specialized(Activation<T>{act}, [&]<class Fn>(const Fn& fn) {
+                    BiasActivationOp<T, Fn> op{static_cast<T*>(y), static_cast<const T*>(bias), bias_stride, channels,
+                                               inner, count <= UINT32_MAX, fn};
+                    bias_activation_vectors<decltype(op), W>
+                        <<<blocks_for(count / W, device.sm_count()), kThreads, 0, stream>>>(count / W, op);
+                    check_launch("bias and activation");
+                });
+            }
+        }
+        Indexer<1> ix;
+        ix.count = count;
+        ix.sizes[0] = 1;
+        ix.strides[0][0] = 1;
+        ix.rank = 1;
+        BiasActivationOp<T, Activation<T>> op{static_cast<T*>(y), static_cast<const T*>(bias), bias_stride, channels,
+                                              inner, count <= UINT32_MAX, Activation<T>{act}};
         for_each<1>(ix, op, device.sm_count(), stream, "bias and activation");
     });
 }

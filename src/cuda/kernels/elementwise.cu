@@ -106,6 +106,11 @@ void launch_typed_unary(const MapKernel<2>& k, const LaunchArgs& a) {
 
 // --- binary ---------------------------------------------------------------------------------------------------------
 
+template <class T, BinaryFunction F>
+struct FixedBinary {
+    __device__ compute_of<T> operator()(compute_of<T> x, compute_of<T> y) const { return apply_binary(F, x, y); }
+};
+
 template <class T>
 struct Binary {
     using C = compute_of<T>;
@@ -115,6 +120,18 @@ struct Binary {
     __device__ C operator()(C x, C y) const {
         if constexpr (is_float_v<T>) return apply_activation(act, as_stored<T>(apply_binary(fn, x, y)));
         else return apply_binary(fn, x, y);
+    }
+    // The four arithmetic functions without an activation: residual adds, gates, scales (map.cuh).
+    template <class G>
+    void specialize(G&& g) const {
+        if (act.function == ActivationFunction::None) switch (fn) {
+            case BinaryFunction::Add: return g(FixedBinary<T, BinaryFunction::Add>{});
+            case BinaryFunction::Subtract: return g(FixedBinary<T, BinaryFunction::Subtract>{});
+            case BinaryFunction::Multiply: return g(FixedBinary<T, BinaryFunction::Multiply>{});
+            case BinaryFunction::Divide: return g(FixedBinary<T, BinaryFunction::Divide>{});
+            default: break;
+        }
+        g(*this);
     }
 };
 

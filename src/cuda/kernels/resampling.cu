@@ -74,6 +74,28 @@ struct ResampleOp {
     }
 };
 
+// Nearest-neighbour resampling (every output coordinate has one tap of weight 1): y[c] = x at the tapped
+// positions, without the weighted sum's loops; 32-bit index arithmetic where the output allows.
+template <class T, class Index>
+struct NearestOp {
+    T* y;
+    const T* x;
+    const Tap* taps;
+    const uint32_t* starts;
+    ResampleGeometry g;
+
+    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
+        Index r = Index(i);
+        int64_t off = 0;
+        for (int d = g.rank - 1; d >= 0; --d) {
+            const Index c = r % Index(g.out[d]);
+            r /= Index(g.out[d]);
+            off += int64_t(taps[starts[g.first[d] + uint32_t(c)]].pos) * g.in_stride[d];
+        }
+        y[i] = x[off];
+    }
+};
+
 // Resamples inputs[0] into outputs[0] with RESAMPLE2's parameters, or with their transposed taps for the gradient
 // (whose forward resample ran from the gradient's output sizes to its input sizes).
 class ResampleKernel : public CudaKernel {
@@ -88,6 +110,9 @@ public:
         std::vector<Tap> taps;
         std::vector<uint32_t> starts;
         g_.rank = int(y.rank());
+        nearest_ = true;
+        for (const auto& dim : dims)
+            for (const auto& row : dim) nearest_ = nearest_ && row.size() == 1 && row[0].second == 1.0f;
         for (size_t d = 0; d < y.rank(); ++d) {
             g_.out[d] = y.sizes[d];
             g_.in_stride[d] = xs[d];
@@ -112,10 +137,15 @@ public:
     void enqueue(const LaunchArgs& a) const override {
         visit_float_type(type_, [&]<class T>() {
             const auto* base = static_cast<const std::byte*>(tables_->data);
-            ResampleOp<T> op{static_cast<T*>(a.outputs[0]), static_cast<const T*>(a.inputs[0]),
-                             reinterpret_cast<const Tap*>(base), reinterpret_cast<const uint32_t*>(base + taps_bytes_),
-                             g_};
-            for_each<1>(ix_, op, sm_count_, a.stream, "resample");
+            auto* y = static_cast<T*>(a.outputs[0]);
+            const auto* x = static_cast<const T*>(a.inputs[0]);
+            const auto* taps = reinterpret_cast<const Tap*>(base);
+            const auto* starts = reinterpret_cast<const uint32_t*>(base + taps_bytes_);
+            if (nearest_ && ix_.count <= UINT32_MAX)
+                return for_each<1>(ix_, NearestOp<T, uint32_t>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
+            if (nearest_)
+                return for_each<1>(ix_, NearestOp<T, uint64_t>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
+            for_each<1>(ix_, ResampleOp<T>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
         });
     }
 
@@ -124,6 +154,7 @@ private:
     int sm_count_;
     Indexer<1> ix_;
     ResampleGeometry g_{};
+    bool nearest_ = false;  // one tap of weight 1 for every coordinate
     uint64_t taps_bytes_ = 0, bytes_ = 0;
     std::shared_ptr<Memory> tables_;  // the taps, then the starts
 };
