@@ -89,35 +89,41 @@ float to_float_round_to_odd(double d) {
     return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
 }
 
-// Reads element `offset` of a source array as the target type. Loads go through memcpy: the array may be
+// Calls f.template operator()<From>() with the stored type of source type s (bool as uint8_t).
+template <class F>
+void visit_source(SourceType s, F&& f) {
+    switch (s.kind) {
+        case SourceType::Bool: return f.template operator()<bool>();
+        case SourceType::Float:
+            if (s.bits == 16) return f.template operator()<half>();
+            if (s.bits == 32) return f.template operator()<float>();
+            return f.template operator()<double>();
+        case SourceType::Int:
+            if (s.bits == 8) return f.template operator()<int8_t>();
+            if (s.bits == 16) return f.template operator()<int16_t>();
+            if (s.bits == 32) return f.template operator()<int32_t>();
+            return f.template operator()<int64_t>();
+        case SourceType::UInt:
+            if (s.bits == 8) return f.template operator()<uint8_t>();
+            if (s.bits == 16) return f.template operator()<uint16_t>();
+            if (s.bits == 32) return f.template operator()<uint32_t>();
+            return f.template operator()<uint64_t>();
+    }
+}
+
+// Reads element `offset` of a source array of From as the target type. Loads go through memcpy: the array may be
 // misaligned.
-template <class To>
-To read_as(const std::byte* base, SourceType s, int64_t offset) {
+template <class To, class From>
+To read_as(const std::byte* base, int64_t offset) {
     using CT = compute_t<To>;
-    auto get = [&]<class From>() {
+    if constexpr (std::is_same_v<From, bool>) {
+        return To(CT(std::to_integer<uint8_t>(base[offset]) != 0));
+    } else {
         From v;
         std::memcpy(&v, base + offset * int64_t(sizeof(From)), sizeof(From));
         if constexpr (std::is_same_v<To, half> && std::is_same_v<From, double>) return To(to_float_round_to_odd(v));
         else return To(CT(compute_t<From>(v)));
-    };
-    switch (s.kind) {
-        case SourceType::Bool: return To(CT(std::to_integer<uint8_t>(base[offset]) != 0));
-        case SourceType::Float:
-            if (s.bits == 16) return get.template operator()<half>();
-            if (s.bits == 32) return get.template operator()<float>();
-            return get.template operator()<double>();
-        case SourceType::Int:
-            if (s.bits == 8) return get.template operator()<int8_t>();
-            if (s.bits == 16) return get.template operator()<int16_t>();
-            if (s.bits == 32) return get.template operator()<int32_t>();
-            return get.template operator()<int64_t>();
-        case SourceType::UInt:
-            if (s.bits == 8) return get.template operator()<uint8_t>();
-            if (s.bits == 16) return get.template operator()<uint16_t>();
-            if (s.bits == 32) return get.template operator()<uint32_t>();
-            return get.template operator()<uint64_t>();
     }
-    return To();
 }
 
 // Whether an array is packed in C order (size-1 axes may have any stride).
@@ -273,20 +279,31 @@ void convert_into(const HostArray& array, SourceType src, const TensorDesc& desc
     const uint64_t packed = count * element_size(desc.data_type);
     std::memset(target + packed, 0, desc.total_tensor_size_in_bytes() - packed);
     const std::byte* base = static_cast<const std::byte*>(array.data());
+    // The same type packed in C order (model weights, mostly): the bytes as they are.
+    if (exact_type(src) == desc.data_type && is_c_contiguous(array) && uint64_t(array.size()) == count) {
+        std::memcpy(target, base, packed);
+        return;
+    }
     visit_data_type(desc.data_type, [&]<class T>() {
         T* out = reinterpret_cast<T*>(target);
-        // Walk the array in C order through its strides (in elements).
-        std::vector<uint64_t> idx(array.ndim(), 0);
-        int64_t offset = 0;
-        for (uint64_t i = 0; i < count; ++i) {
-            out[i] = read_as<T>(base, src, offset);
-            for (size_t d = array.ndim(); d-- > 0;) {
-                offset += array.stride(d);
-                if (++idx[d] < array.shape(d)) break;
-                offset -= array.stride(d) * int64_t(array.shape(d));
-                idx[d] = 0;
+        visit_source(src, [&]<class From>() {
+            if (is_c_contiguous(array) && uint64_t(array.size()) == count) {
+                for (uint64_t i = 0; i < count; ++i) out[i] = read_as<T, From>(base, int64_t(i));
+                return;
             }
-        }
+            // Walk the array in C order through its strides (in elements).
+            std::vector<uint64_t> idx(array.ndim(), 0);
+            int64_t offset = 0;
+            for (uint64_t i = 0; i < count; ++i) {
+                out[i] = read_as<T, From>(base, offset);
+                for (size_t d = array.ndim(); d-- > 0;) {
+                    offset += array.stride(d);
+                    if (++idx[d] < array.shape(d)) break;
+                    offset -= array.stride(d) * int64_t(array.shape(d));
+                    idx[d] = 0;
+                }
+            }
+        });
     });
 }
 }  // namespace

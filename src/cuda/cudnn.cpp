@@ -28,8 +28,8 @@ constexpr int32_t kDeterministic = 1;                                           
 // The workspace an algorithm may take beyond a copy of x and y (which the tensor-core kernels make of NCHW
 // operands): those wanting more (explicit GEMM, FFT on large images) are not taken.
 constexpr uint64_t kMaxWorkspace = 256ull << 20;
-// How many of the heuristics' best-ranked usable algorithms are measured: Find measures every algorithm, which
-// costs about a second per problem on the host (SDXL's UNet compiled in 33 s), for the same choice.
+// How many of the heuristics' best-ranked usable algorithms are measured (Find would run every algorithm, the
+// slow ones included, on every new problem).
 constexpr size_t kMeasured = 3;
 
 // Where cuDNN may be, best first: where the caller says and nowhere else, when it says.

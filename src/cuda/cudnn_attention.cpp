@@ -1,5 +1,6 @@
 #include "cudnn_attention.h"
 
+#include <bit>
 #include <string>
 
 #include "../core/errors.h"
@@ -50,7 +51,16 @@ DnnAttention::~DnnAttention() {
     for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) lib_.backend_destroy(*it);
 }
 
-std::unique_ptr<DnnAttention> DnnAttention::create(CudaDevice& device, const DnnAttentionProblem& p) {
+std::shared_ptr<const DnnAttention> DnnAttention::create(CudaDevice& device, const DnnAttentionProblem& p) {
+    std::vector<int64_t> key = {device.index(), p.batch, p.heads, p.queries, p.keys, p.head_size, p.value_head_size,
+                                std::bit_cast<int32_t>(p.scale)};
+    for (const int64_t* s : {p.q, p.k, p.v, p.o}) key.insert(key.end(), s, s + 3);
+    // Never destroyed: the plans would be released after the CUDA context at exit.
+    static auto* plans = new Measurements<std::shared_ptr<const DnnAttention>>;
+    return plans->get(key, [&] { return std::shared_ptr<const DnnAttention>(build(device, p)); });
+}
+
+std::unique_ptr<DnnAttention> DnnAttention::build(CudaDevice& device, const DnnAttentionProblem& p) {
     const Cudnn* lib = load_cudnn();
     if (!lib || !lib->backend || lib->version() < kFirstVersion) return nullptr;
     DnnHandle* handle = dnn_handle(*lib, device);

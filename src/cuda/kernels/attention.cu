@@ -498,7 +498,7 @@ private:
     // fused path: the flash kernel's parameters but the addresses (their layouts are cuDNN's too), or cuDNN's SDPA
     // with its workspace
     FlashParams params_{};
-    std::unique_ptr<DnnAttention> dnn_;
+    std::shared_ptr<const DnnAttention> dnn_;
     int64_t dnn_offset_ = 0;
 };
 
