@@ -27,16 +27,6 @@ void visit_activation_type(DataType type, F&& f) {
     });
 }
 
-template <class T, ActivationFunction A>
-struct FixedActivation {
-    FusedActivation f;  // alpha and beta
-    __device__ compute_of<T> operator()(compute_of<T> x) const {
-        FusedActivation fixed = f;
-        fixed.function = A;  // a constant: apply_activation's switch folds away
-        return apply_activation(fixed, x);
-    }
-};
-
 template <class T>
 struct Activation {
     using C = compute_of<T>;
@@ -49,11 +39,11 @@ struct Activation {
     template <class G>
     void specialize(G&& g) const {
         switch (f.function) {
-            case ActivationFunction::Relu: return g(FixedActivation<T, ActivationFunction::Relu>{f});
-            case ActivationFunction::Sigmoid: return g(FixedActivation<T, ActivationFunction::Sigmoid>{f});
-            case ActivationFunction::Tanh: return g(FixedActivation<T, ActivationFunction::Tanh>{f});
-            case ActivationFunction::Gelu: return g(FixedActivation<T, ActivationFunction::Gelu>{f});
-            case ActivationFunction::Swish: return g(FixedActivation<T, ActivationFunction::Swish>{f});
+            case ActivationFunction::Relu: return g(FixedActivation<ActivationFunction::Relu>{f});
+            case ActivationFunction::Sigmoid: return g(FixedActivation<ActivationFunction::Sigmoid>{f});
+            case ActivationFunction::Tanh: return g(FixedActivation<ActivationFunction::Tanh>{f});
+            case ActivationFunction::Gelu: return g(FixedActivation<ActivationFunction::Gelu>{f});
+            case ActivationFunction::Swish: return g(FixedActivation<ActivationFunction::Swish>{f});
             default: return g(*this);
         }
     }

@@ -55,6 +55,39 @@ template <int W, class T> __device__ __forceinline__ void store_vector(T* p, con
     *reinterpret_cast<Vector<T, W>*>(p) = v;
 }
 
+// --- activations fused into outputs ------------------------------------------------------------------------------
+
+// An activation whose function is fixed at compile time: apply_activation's switch folds away.
+template <ActivationFunction A>
+struct FixedActivation {
+    FusedActivation f;  // alpha and beta
+    template <class C>
+    __device__ __forceinline__ C operator()(C x) const {
+        FusedActivation fixed = f;
+        fixed.function = A;
+        return apply_activation(fixed, x);
+    }
+};
+// Any activation, chosen at run time.
+struct AnyActivation {
+    FusedActivation f;
+    template <class C>
+    __device__ __forceinline__ C operator()(C x) const { return apply_activation(f, x); }
+};
+
+// body(activation) with the function fixed for the ones normalizations carry most (none, relu, swish), else
+// chosen per element: a vector's loop then runs without a switch per element, which made kernels bound by
+// instructions rather than memory.
+template <class F>
+__device__ __forceinline__ void with_activation(const FusedActivation& f, F&& body) {
+    switch (f.function) {
+        case ActivationFunction::None: return body(FixedActivation<ActivationFunction::None>{f});
+        case ActivationFunction::Relu: return body(FixedActivation<ActivationFunction::Relu>{f});
+        case ActivationFunction::Swish: return body(FixedActivation<ActivationFunction::Swish>{f});
+        default: return body(AnyActivation{f});
+    }
+}
+
 // The executor's stored type for the host's: __half for dml::half (also visit_numeric<device_type>, type_visits.h).
 template <class T>
 using device_type = std::conditional_t<std::is_same_v<T, half>, __half, T>;

@@ -131,14 +131,16 @@ struct NormalizeOp {
         const Vector<T, VEC> s = operand<VEC>(scale, Scale, at, last), b = operand<VEC>(bias, Bias, at, last),
                              a = operand<VEC>(add, Add, at, last);
         Vector<T, VEC> out;
+        with_activation(act, [&](const auto& activation) {
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-            float r = (v[0][j] - c.mean) * c.inv_std;
-            if (scale) r *= s[j];
-            if (bias) r += b[j];
-            if (add) r += a[j];
-            out.v[j] = to_stored<T>(apply_activation(act, r));
-        }
+            for (int j = 0; j < VEC; ++j) {
+                float r = (v[0][j] - c.mean) * c.inv_std;
+                if (scale) r *= s[j];
+                if (bias) r += b[j];
+                if (add) r += a[j];
+                out.v[j] = to_stored<T>(activation(r));
+            }
+        });
         store_vector(y + at[Y], out);
     }
 };
@@ -343,16 +345,18 @@ __global__ void __launch_bounds__(kThreads) batch_norm_kernel(Indexer<BatchNormA
         ix.offsets(i * VEC, off);
         Vector<T, VEC> v = load_vector<VEC>(a.x + off[A::X]);
         float m = 0.0f, k = 0.0f, b = 0.0f;
+        with_activation(a.act, [&](const auto& activation) {
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-            if (j == 0 || !a.uniform) {
-                m = load(a.mean + off[A::Mean] + j * a.last[A::Mean]);
-                k = load(a.scale + off[A::Scale] + j * a.last[A::Scale]) /
-                    sqrtf(load(a.variance + off[A::Variance] + j * a.last[A::Variance]) + a.epsilon);
-                b = load(a.bias + off[A::Bias] + j * a.last[A::Bias]);
+            for (int j = 0; j < VEC; ++j) {
+                if (j == 0 || !a.uniform) {
+                    m = load(a.mean + off[A::Mean] + j * a.last[A::Mean]);
+                    k = load(a.scale + off[A::Scale] + j * a.last[A::Scale]) /
+                        sqrtf(load(a.variance + off[A::Variance] + j * a.last[A::Variance]) + a.epsilon);
+                    b = load(a.bias + off[A::Bias] + j * a.last[A::Bias]);
+                }
+                v.v[j] = to_stored<T>(activation((v[j] - m) * k + b));
             }
-            v.v[j] = to_stored<T>(apply_activation(a.act, (v[j] - m) * k + b));
-        }
+        });
         store_vector(a.y + off[A::Y], v);
     }
 }
