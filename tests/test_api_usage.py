@@ -239,7 +239,6 @@ def test_torch_cuda_tensors_bind_in_place(device):
     if not torch.cuda.is_available():
         pytest.skip("PyTorch sees no CUDA device")
     t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
-    torch.cuda.synchronize()  # dml's dispatch does not wait for work queued on PyTorch's stream
     b = dml.Buffer.from_dlpack(device, t)
     assert torch.from_dlpack(b).data_ptr() == t.data_ptr()  # zero-copy both ways
     g = dml.Graph(device)
@@ -251,6 +250,50 @@ def test_torch_cuda_tensors_bind_in_place(device):
     np.testing.assert_array_equal(r.reshape(2, 3), t.cpu().numpy() * 3)
     with pytest.raises(ValueError, match="not packed in C order"):
         op({"x": t.t()})
+
+
+def test_an_imported_tensor_is_ready_on_our_stream(device):
+    # No torch.cuda.synchronize(): the import hands PyTorch our stream, which then waits for the product.
+    if device.kind != "cuda":
+        pytest.skip("a CUDA tensor binds in place on the cuda device")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    a = torch.full((4096, 4096), 1 / 64, device="cuda")
+    for _ in range(8):  # milliseconds of work still queued on PyTorch's stream when we read
+        a = a @ a / 64  # 1/64 again, exactly
+    a = a + 1  # a value no earlier (possibly recycled) block held
+    g = dml.Graph(device)
+    x = g.input([4096, 4096], name="x")
+    (r,) = g.compile([x * 2])({"x": a})
+    np.testing.assert_array_equal(r, np.full((4096, 4096), 2 * (1 + 1 / 64), np.float32))
+
+
+class StreamRecorder:
+    """A DLPack producer that records the stream it is asked for, then refuses to export."""
+
+    def __init__(self, dlpack_device):
+        self.dlpack_device, self.stream = dlpack_device, "not asked"
+
+    def __dlpack_device__(self):
+        return self.dlpack_device
+
+    def __dlpack__(self, stream=None, **kwargs):
+        self.stream = stream
+        raise RuntimeError("recorded")
+
+
+def test_the_import_asks_for_our_stream(device):
+    producer = StreamRecorder(dml.Buffer(device, np.zeros(1, np.float32)).__dlpack_device__())
+    with pytest.raises(RuntimeError, match="recorded"):
+        dml.Buffer.from_dlpack(device, producer)
+    if device.kind == "cuda":
+        assert isinstance(producer.stream, int) and producer.stream not in (0, 1, 2)  # ours, not a default stream
+    else:
+        assert producer.stream is None  # the protocol's value on the CPU
+    with pytest.raises(RuntimeError, match="recorded"):
+        dml.Buffer.from_dlpack(device, producer, stream=None if device.kind != "cuda" else 5)
+    assert producer.stream == (None if device.kind != "cuda" else 5)
 
 
 def test_slice_and_padding_defaults(device, rng):

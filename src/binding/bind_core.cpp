@@ -305,7 +305,8 @@ void bind_core(nb::module_& m) {
                     "device"_a, "tensor"_a, nb::kw_only(), "stream"_a = nb::none(),
                     "The memory of any DLPack tensor on `device` (a NumPy array on cpu, a PyTorch or CuPy tensor on "
                     "cuda) as a Buffer, without a copy: its dtype and shape as they are; it must be packed in C "
-                    "order. `stream` goes to tensor.__dlpack__ (the stream the data must be ready on).")
+                    "order. `stream` goes to tensor.__dlpack__ (the stream the data must be ready on): by default the "
+                    "device's own, so that the producer's pending work is ordered before our reads.")
         .def_prop_ro("shape", [](const Buffer& b) { return to_tuple(b.shape); })
         .def_prop_ro("dtype", [](const Buffer& b) { return to_numpy_dtype(b.data_type); }, kDtypeSig)
         .def_prop_ro("nbytes", &Buffer::nbytes)

@@ -357,8 +357,12 @@ std::shared_ptr<Buffer> import_dlpack(const std::shared_ptr<Device>& device, nb:
         if (nb::cast<int>(d[0]) != ours.type || nb::cast<int>(d[1]) != ours.id)
             refuse_device(nb::cast<int>(d[0]), nb::cast<int>(d[1]));
     }
-    // The protocol's stream is the consumer's; on the CPU it must be None.
-    nb::object capsule = value.attr("__dlpack__")("stream"_a = stream);
+    // The protocol's stream is the consumer's: by default ours, so that the producer orders its pending work before
+    // our reads (our CUDA stream does not wait for the legacy default stream that None would name); None on the CPU.
+    nb::object consumer = nb::borrow(stream);
+    if (consumer.is_none())
+        if (const std::optional<intptr_t> s = device->dlpack_stream()) consumer = nb::int_(*s);
+    nb::object capsule = value.attr("__dlpack__")("stream"_a = consumer);
     nb::ndarray<nb::ro> a;
     if (!nb::try_cast(capsule, a, false))
         throw TypeError(who + ": " + std::string(nb::str(nb::type_name(value.type())).c_str()) +

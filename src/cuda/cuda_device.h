@@ -68,6 +68,7 @@ public:
     std::string kind() const override { return "cuda"; }
     std::string name() const override { return name_; }
     DLPackDevice dlpack_device() const override { return {2, index_}; }
+    std::optional<intptr_t> dlpack_stream() const override { return reinterpret_cast<intptr_t>(stream_); }
     std::shared_ptr<Memory> allocate(uint64_t bytes) override;
     void upload(Memory& dst, const void* src, uint64_t bytes) override;
     void download(const Memory& src, void* dst, uint64_t bytes) override;

@@ -82,6 +82,9 @@ public:
     virtual std::string kind() const = 0;  // "cpu", "cuda", "directml"
     virtual std::string name() const = 0;  // what the hardware calls itself
     virtual DLPackDevice dlpack_device() const = 0;
+    // The stream this device reads and writes its memory on, as DLPack's `stream` argument names it (a CUDA stream
+    // handle): what a producer's tensor must be ready on when we import it. None where the device has no streams.
+    virtual std::optional<intptr_t> dlpack_stream() const { return std::nullopt; }
 
     virtual std::shared_ptr<Memory> allocate(uint64_t bytes) = 0;
     virtual void upload(Memory& dst, const void* src, uint64_t bytes) = 0;
