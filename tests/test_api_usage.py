@@ -232,12 +232,19 @@ def test_a_tensor_of_another_device_is_refused_by_name(device):
         g.compile([x * 1])({"x": ForeignDeviceTensor()})
 
 
-def test_torch_cuda_tensors_bind_in_place(device):
+@pytest.fixture
+def torch_cuda(device):
+    """PyTorch, where it and the device are CUDA (a CUDA tensor binds in place on the cuda device only)."""
     if device.kind != "cuda":
         pytest.skip("a CUDA tensor binds in place on the cuda device")
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch sees no CUDA device")
+    return torch
+
+
+def test_torch_cuda_tensors_bind_in_place(device, torch_cuda):
+    torch = torch_cuda
     t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
     b = dml.Buffer.from_dlpack(device, t)
     assert torch.from_dlpack(b).data_ptr() == t.data_ptr()  # zero-copy both ways
@@ -252,13 +259,9 @@ def test_torch_cuda_tensors_bind_in_place(device):
         op({"x": t.t()})
 
 
-def test_an_imported_tensor_is_ready_on_our_stream(device):
+def test_an_imported_tensor_is_ready_on_our_stream(device, torch_cuda):
     # No torch.cuda.synchronize(): the import hands PyTorch our stream, which then waits for the product.
-    if device.kind != "cuda":
-        pytest.skip("a CUDA tensor binds in place on the cuda device")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
+    torch = torch_cuda
     a = torch.full((4096, 4096), 1 / 64, device="cuda")
     for _ in range(8):  # milliseconds of work still queued on PyTorch's stream when we read
         a = a @ a / 64  # 1/64 again, exactly

@@ -28,8 +28,10 @@ struct ResampleGeometry {
 };
 
 // y[c] = sum over the taps of every dimension of the weights' product times x at the tapped positions. Coordinate
-// c of dimension d reads taps[starts[first[d] + c] .. starts[first[d] + c + 1]).
-template <class T>
+// c of dimension d reads taps[starts[first[d] + c] .. starts[first[d] + c + 1]). Where every coordinate has one tap
+// of weight 1 (`Nearest`: nearest-neighbour resampling), y[c] is x at the tapped positions, without the weighted
+// sum's loops. Index: the width of the index arithmetic (32 bits where the output allows).
+template <class T, class Index, bool Nearest>
 struct ResampleOp {
     T* y;
     const T* x;
@@ -38,13 +40,29 @@ struct ResampleOp {
     ResampleGeometry g;
 
     __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
+        if constexpr (Nearest) nearest(i);
+        else weighted(i);
+    }
+
+    __device__ void nearest(uint64_t i) const {
+        Index r = Index(i);
+        int64_t off = 0;
+        for (int d = g.rank - 1; d >= 0; --d) {
+            const Index c = r % Index(g.out[d]);
+            r /= Index(g.out[d]);
+            off += int64_t(taps[starts[g.first[d] + uint32_t(c)]].pos) * g.in_stride[d];
+        }
+        y[i] = x[off];
+    }
+
+    __device__ void weighted(uint64_t i) const {
         const int rank = g.rank, inner = rank - 1;
         uint32_t lo[kMaxDimensions], hi[kMaxDimensions], cur[kMaxDimensions];
-        uint64_t r = i;
+        Index r = Index(i);
         bool empty = false;  // a dimension with no taps (a forward input nothing read): the sum is 0
         for (int d = rank - 1; d >= 0; --d) {
-            const uint32_t c = uint32_t(r % g.out[d]);
-            r /= g.out[d];
+            const uint32_t c = uint32_t(r % Index(g.out[d]));
+            r /= Index(g.out[d]);
             cur[d] = lo[d] = starts[g.first[d] + c];
             hi[d] = starts[g.first[d] + c + 1];
             empty = empty || lo[d] == hi[d];
@@ -71,28 +89,6 @@ struct ResampleOp {
             if (k == rank) break;
         }
         store(y + i, compute_of<T>(acc));
-    }
-};
-
-// Nearest-neighbour resampling (every output coordinate has one tap of weight 1): y[c] = x at the tapped
-// positions, without the weighted sum's loops; 32-bit index arithmetic where the output allows.
-template <class T, class Index>
-struct NearestOp {
-    T* y;
-    const T* x;
-    const Tap* taps;
-    const uint32_t* starts;
-    ResampleGeometry g;
-
-    __device__ void operator()(uint64_t i, const int64_t (&)[1]) const {
-        Index r = Index(i);
-        int64_t off = 0;
-        for (int d = g.rank - 1; d >= 0; --d) {
-            const Index c = r % Index(g.out[d]);
-            r /= Index(g.out[d]);
-            off += int64_t(taps[starts[g.first[d] + uint32_t(c)]].pos) * g.in_stride[d];
-        }
-        y[i] = x[off];
     }
 };
 
@@ -141,11 +137,12 @@ public:
             const auto* x = static_cast<const T*>(a.inputs[0]);
             const auto* taps = reinterpret_cast<const Tap*>(base);
             const auto* starts = reinterpret_cast<const uint32_t*>(base + taps_bytes_);
-            if (nearest_ && ix_.count <= UINT32_MAX)
-                return for_each<1>(ix_, NearestOp<T, uint32_t>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
-            if (nearest_)
-                return for_each<1>(ix_, NearestOp<T, uint64_t>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
-            for_each<1>(ix_, ResampleOp<T>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
+            auto run = [&]<class Index, bool Nearest>() {
+                for_each<1>(ix_, ResampleOp<T, Index, Nearest>{y, x, taps, starts, g_}, sm_count_, a.stream, "resample");
+            };
+            const bool narrow = ix_.count <= UINT32_MAX;
+            if (nearest_) narrow ? run.template operator()<uint32_t, true>() : run.template operator()<uint64_t, true>();
+            else narrow ? run.template operator()<uint32_t, false>() : run.template operator()<uint64_t, false>();
         });
     }
 
