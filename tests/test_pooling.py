@@ -275,9 +275,12 @@ def roi_kwargs(p):
 
 
 @pytest.mark.parametrize("corner", [np.inf, 1e30])
-def test_roi_align_huge_region_takes_bounded_time(run, corner):
+def test_roi_align_huge_region_takes_bounded_time(device, run, corner):
     # An infinite region asks for the minimum of samples (all out of bounds) rather than up to 2^64 of them; a
     # huge finite one is held to maximum_samples_per_output. Either must finish at once.
+    if device.kind == "directml" and np.isinf(corner):
+        pytest.skip("DirectML samples an infinite region maximum_samples_per_output (2^32 - 1) times per dimension: "
+                    "it does not finish (docs/operators.md, roi_align)")
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
     rois = np.array([[0, 0, corner, corner]], np.float32)
     p = params(mx=2**32 - 1 if np.isinf(corner) else 64)
