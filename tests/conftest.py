@@ -42,6 +42,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
 
 
 @pytest.fixture
+def directml_differs(request: pytest.FixtureRequest, device: dml.Device):
+    """directml_differs(why): on the directml executor, the test is an expected failure because DirectML answers
+    otherwise, for the reason docs/operators.md gives ("On the directml executor"); elsewhere nothing changes. Not
+    strict: a device whose DirectML matches (the H200's driver, a newer DirectML) shows as XPASS."""
+    def mark(why: str) -> None:
+        if device.kind == "directml":
+            request.applymarker(pytest.mark.xfail(reason=f"DirectML differs: {why}", strict=False))
+    return mark
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
 

@@ -229,7 +229,8 @@ def test_quantize_linear_nan_and_infinity_saturate(graph):
     x = np.float32([np.nan, np.inf, -np.inf, 1e30])
     ex, es = graph.input([4]), graph.input([4])
     (got,) = run(graph, [dml.quantize_linear(ex, es, output_dtype=np.int8)], {ex: x, es: np.ones(4, np.float32)})
-    np.testing.assert_array_equal(got, [-128, 127, -128, 127])
+    nan_gives = 0 if graph.device.kind == "directml" else -128  # DirectML: NaN quantizes to 0, as cast converts it
+    np.testing.assert_array_equal(got, [nan_gives, 127, -128, 127])
 
 
 @pytest.mark.parametrize("in_type", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32])
@@ -246,8 +247,14 @@ def test_dequantize_linear(graph, in_type, scale_type):
     assert y.dtype == scale_type
     got, got0 = run(graph, [y, y0], {ex: x, es: scale, ez: zero})
     want = ((x.astype(np.int64) - zero).astype(np.float32) * scale.astype(np.float32)).astype(scale_type)
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(got0, (x.astype(np.float32) * scale.astype(np.float32)).astype(scale_type))
+    want0 = (x.astype(np.float32) * scale.astype(np.float32)).astype(scale_type)
+    if graph.device.kind == "directml" and scale_type == np.float16:
+        # a device may round float32 to float16 toward zero (lavapipe does; Vulkan allows it): one ulp
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
+        np.testing.assert_array_max_ulp(got0, want0, maxulp=1)
+    else:
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got0, want0)
 
 
 def test_linear_quantization_errors(graph):

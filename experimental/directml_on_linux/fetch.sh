@@ -6,7 +6,7 @@
 #   fetch.sh --vkd3d-new     also Debian unstable's vkd3d 2.x (+ its glibc 2.43) as .debs,
 #                            extracted into $DMLX_CACHE/vkd3d-new/root (private prefix, run
 #                            through that prefix's ld-linux; the system is left alone)
-#   fetch.sh --device        also lay out the repo's .gl/ and .dmlx/ for run_on_h200.sh
+#   fetch.sh --device        also lay out the repo's .gl/ and .dmlx/ (for the vkd3d 1.2/2.1 history runs)
 #                            (both git-ignored via .git/info/exclude; carry=[".gl", ".dmlx"])
 #   fetch.sh --proton        also lay out what run_proton.sh needs from registries in the repo's
 #                            .dmlx-proton/ (git-ignored): libdirectml.so.xz and Debian's

@@ -3,57 +3,21 @@
 # vkd3d-proton's headers and runs GEMM / ADD / CONVOLUTION, on whatever Vulkan driver the
 # loader finds (lavapipe here, NVIDIA on the GPU machine). Logs and result dumps land in $OUT.
 #
-# $DMLX_PROTON (default .dmlx-proton in the repo root, git-ignored) holds what is not in git:
-#   lib/libvkd3d-proton-d3d12.so, lib/libvkd3d-proton-d3d12core.so   vkd3d-proton 444561a9 (native build)
-#   include/                     its headers (installed include/vkd3d-proton, widl output included)
-#   libdirectml.so.xz            from torch-directml 0.2.5.dev240914    } both laid out by
-#   directx-headers-dev_*.deb    Debian's DirectX-Headers, used only   } fetch.sh --proton
-#                                where /usr/include/directx is absent
-# On the GPU machine: carry=[".gl", ".dmlx-proton"], run from the repo root:
-#   OUT=$OUT bash experimental/directml_on_linux/run_proton.sh
-# .gl/ holds Debian's Vulkan loader and glvnd .debs; they are unpacked to / only where the
-# machine has no Vulkan loader (the GPU image), never where one is installed.
+# Needs .dmlx-proton/ and, on the GPU machine, .gl/: see proton_env.sh. On the GPU machine, from the repo root:
+#   run(command="OUT=$OUT bash experimental/directml_on_linux/run_proton.sh", carry=[".gl", ".dmlx-proton"])
 set -u
-ROOT=$(pwd)
 OUT=${OUT:-/tmp/dmlx-proton-out}
-P=$(cd "${DMLX_PROTON:-$ROOT/.dmlx-proton}" && pwd) || { echo "no ${DMLX_PROTON:-.dmlx-proton}/"; exit 2; }
 W=${DMLX_WORK:-/tmp/dmlx-proton}
-mkdir -p "$OUT" "$W"
+source experimental/directml_on_linux/proton_env.sh
 
-if ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
-  for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-fi
-if [ -z "${VK_DRIVER_FILES:-}" ]; then
-  for j in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-           /etc/vulkan/icd.d/nvidia_icd.json; do
-    [ -f "$j" ] && { export VK_DRIVER_FILES=$j; break; }
-  done
-fi
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-DX=/usr/include
-if [ ! -f /usr/include/directx/d3d12.h ]; then
-  dpkg -x "$(ls "$P"/directx-headers-dev_*.deb | head -1)" "$W/dx" && DX=$W/dx/usr/include
-fi
-[ -s "$W/libdirectml.so" ] || python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.decompress(open(sys.argv[1],'rb').read()))" \
-    "$P/libdirectml.so.xz" "$W/libdirectml.so"
-{
-  echo "ICD: ${VK_DRIVER_FILES:-loader default}"
-  nvidia-smi -L 2>/dev/null | head -2
-  ldd --version | head -1
-} | tee "$OUT/env.txt"
-
-rm -rf "$W/build"  # a CMake cache from another checkout would be refused
-cmake -S experimental/directml_on_linux -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DVKD3D_INCLUDE_DIR="$P/include" -DDIRECTX_HEADERS_ROOT="$DX" > "$OUT/build.log" 2>&1 \
-  && cmake --build "$W/build" >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+proton_build_bridge "$W/build" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 echo "build ok"
+proton_runtime_env "$W/build"
 
-NV=/usr/local/nvidia/lib64:/usr/local/nvidia/lib
 run() {  # run NAME [env...]: one driver run, its log and result dumps under $OUT/NAME
   local name=$1; shift
   mkdir -p "$OUT/$name"
-  env "$@" LD_LIBRARY_PATH="$W/build:$P/lib:$NV:${LD_LIBRARY_PATH:-}" DMLX_VKD3D_PROTON_D3D12="$P/lib/libvkd3d-proton-d3d12.so" \
-      VKD3D_SHADER_CACHE_PATH=0 VKD3D_DEBUG=${VKD3D_DEBUG:-warn} VKD3D_SHADER_DEBUG=${VKD3D_SHADER_DEBUG:-warn} DMLX_BRIDGE_DUMP_SHADERS="$OUT/$name" \
+  env "$@" VKD3D_DEBUG=${VKD3D_DEBUG:-warn} VKD3D_SHADER_DEBUG=${VKD3D_SHADER_DEBUG:-warn} DMLX_BRIDGE_DUMP_SHADERS="$OUT/$name" \
       timeout 300 "$W/build/dml_linux_driver" --lib "$W/libdirectml.so" --dump "$OUT/$name" ${DRIVER_ARGS:---bench 1024 --iters 20} \
       > "$OUT/$name.log" 2>&1
   echo "== $name: rc=$?"

@@ -8,8 +8,11 @@ void register_convolution_lowerings(LoweringTable& t) {
     add_lowering<ConvolutionDesc>(t, [](LoweringContext& c, const ConvolutionDesc& d) {
         DescStore& s = c.store;
         UINT spatial = UINT(d.strides.size());
-        std::vector<uint32_t> output_padding = d.output_padding;
-        output_padding.resize(spatial, 0);  // DirectML reads one entry per spatial dimension
+        // The output tensor's sizes already carry the backward direction's output padding. Handed OutputPadding as
+        // well, DirectML leaves those trailing elements zero (on lavapipe) where our executors (and PyTorch) compute
+        // them from the rest of the transposed convolution; with zeros it computes them (ONNX Runtime's DirectML
+        // provider zeroes it for the same reason).
+        std::vector<uint32_t> output_padding(spatial, 0);
         return c.lowered(DML_OPERATOR_CONVOLUTION,
                          DML_CONVOLUTION_OPERATOR_DESC{c.input(0), c.input(1), c.input(2), c.output(0), UINT(d.mode),
                                                        UINT(d.direction), spatial, s.array(d.strides),

@@ -1,4 +1,6 @@
 // Element-wise operators: DML_ELEMENT_WISE_*_OPERATOR_DESC and DML_CAST_OPERATOR_DESC.
+#include <cmath>
+
 #include "../core/errors.h"
 #include "../core/ops/elementwise.h"
 #include "lowering.h"
@@ -125,6 +127,11 @@ void register_elementwise_lowerings(LoweringTable& t) {
         return c.lowered(binary_type(d.function), DML_BINARY_OPERATOR_DESC{c.input(0), c.input(1), c.output(0), {}});
     });
     add_lowering<PowDesc>(t, [](LoweringContext& c, const PowDesc& d) {
+        // DirectML scales and biases the exponent too (on lavapipe: pow(s*x + b, s*e + b)), where its docs and our
+        // executors scale the base alone: refused rather than answered differently.
+        if (d.scale_bias)
+            throw NotSupported("DML_OPERATOR_ELEMENT_WISE_POW", "directml",
+                               "DirectML applies POW's scale_bias to the exponent as well as the base");
         return c.lowered(DML_OPERATOR_ELEMENT_WISE_POW, DML_ELEMENT_WISE_POW_OPERATOR_DESC{
                                                             c.input(0), c.input(1), c.output(0),
                                                             scale_bias(c.store, d.scale_bias)});
@@ -148,10 +155,14 @@ void register_elementwise_lowerings(LoweringTable& t) {
     });
     add_lowering<ClipGradDesc>(t, [](LoweringContext& c, const ClipGradDesc& d) {
         DataType type = c.node.outputs[0].data_type;
+        // Integer inputs compare against the exact bounds (x <= -2.5 stops -3, passes -2); DirectML holds the bounds
+        // in the tensor's type, so hand it the integers that give the same comparisons: floor(min), ceil(max).
+        const bool integer = is_integer(type);
         return c.lowered(DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD1,
-                         DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC{c.input(0), c.input(1), c.output(0),
-                                                                   DML_TENSOR_DATA_TYPE(type), scalar(type, d.min),
-                                                                   scalar(type, d.max)});
+                         DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC{
+                             c.input(0), c.input(1), c.output(0), DML_TENSOR_DATA_TYPE(type),
+                             scalar(type, integer ? std::floor(d.min) : d.min),
+                             scalar(type, integer ? std::ceil(d.max) : d.max)});
     });
 }
 

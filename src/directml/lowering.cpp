@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "../core/errors.h"
+#include "../executor/scalar_math.h"
 
 namespace dml::directml {
 
@@ -128,7 +129,7 @@ const Lowering* find_lowering(const Node& node) {
 DML_SCALAR_UNION scalar(DataType type, double value) {
     DML_SCALAR_UNION s = {};
     visit_data_type(type, [&]<class T>() {
-        T typed = T(value);
+        T typed = T(typed_bound<T>(value));  // integers saturate, as our kernels take CLIP1's bounds
         static_assert(sizeof(T) <= sizeof s.Bytes);
         std::memcpy(s.Bytes, &typed, sizeof typed);
     });

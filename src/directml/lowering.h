@@ -110,7 +110,7 @@ std::vector<std::type_index> lowered_operator_types();
 // The lowering of `node`'s operator, or null when the executor has none.
 const Lowering* find_lowering(const Node& node);
 
-// A scalar holding `value` in `type` (CLIP1's bounds, PADDING1's value).
+// A scalar holding `value` in `type` (CLIP1's bounds, PADDING1's value); integers truncate toward zero and saturate.
 DML_SCALAR_UNION scalar(DataType type, double value);
 
 }  // namespace dml::directml

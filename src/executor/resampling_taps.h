@@ -17,14 +17,17 @@ namespace dml {
 using Taps = std::vector<std::vector<std::pair<uint32_t, float>>>;
 
 // RESAMPLE2's taps of dimension `d` for `n_out` outputs read from `n_in` inputs. The input coordinate of output o
-// is (o - output_offset) / scale - input_offset, clamped to the edges. Zero weights are left out, so a
-// neighbour's inf or NaN never leaks into an output it does not weigh.
+// is (o - output_offset) / scale - input_offset, clamped to the edges, in float as DirectML computes it: where the
+// exact coordinate is an integer (0.75 / 0.6 - 0.25), float rounding decides which side nearest neighbour takes, and
+// DirectML's side. Nearest neighbour rounds it down (DECREASING: floor) or up (INCREASING: ceil), as
+// DML_RESAMPLE2_OPERATOR_DESC says and DirectML does. Zero weights are left out, so a neighbour's inf or NaN never
+// leaks into an output it does not weigh.
 inline Taps forward_taps(const ResampleParams& p, size_t d, uint32_t n_in, uint32_t n_out) {
     Taps t(n_out);
     const int64_t last = int64_t(n_in) - 1;
     auto at = [&](int64_t i) { return uint32_t(std::clamp<int64_t>(i, 0, last)); };
     for (uint32_t o = 0; o < n_out; ++o) {
-        double x = (double(o) - p.output_offsets[d]) / p.scales[d] - p.input_offsets[d];
+        double x = (float(o) - p.output_offsets[d]) / p.scales[d] - p.input_offsets[d];
         x = std::clamp(x, -1.0, double(n_in));  // beyond the edges every coordinate reads the edge
         if (p.mode == InterpolationMode::NearestNeighbor) {
             t[o].push_back({at(int64_t(p.rounding == AxisDirection::Decreasing ? std::floor(x) : std::ceil(x))), 1.0f});

@@ -109,7 +109,7 @@ DML_HOST_DEVICE CT convert(CF x) {
 
 // The unary functions (after the input's scale/bias). Floats: p is THRESHOLD's min and CONSTANT_POW's exponent.
 // Integers (the builder admits Abs, Negate, Sign, Threshold and LogicalNot, without scale/bias): p is THRESHOLD's
-// min as an integer, the least one >= the parameter (typed_bound of its ceiling).
+// min as an integer, the parameter truncated toward zero and saturated (typed_bound of it).
 template <class C>
 DML_HOST_DEVICE C apply_unary(UnaryFunction f, C x, C p) {
     if constexpr (std::is_integral_v<C>) {
@@ -278,11 +278,12 @@ template <class C, class E>
 DML_HOST_DEVICE C integer_pow(C base, E e) {
     if constexpr (std::is_signed_v<E>) {
         if (e < E(0)) {
-            // |base^e| < 1 truncates to 0 unless |base| is 1; 0^negative is undefined: 0.
+            // |base^e| < 1 truncates to 0 unless |base| is 1; 0^negative is infinite, saturated to the type's max
+            // as a float exponent's result converts (and as DirectML answers).
             if (base == C(1)) return C(1);
             if constexpr (std::is_signed_v<C>)
                 if (base == C(-1)) return (e & E(1)) ? C(-1) : C(1);
-            return C(0);
+            return base == C(0) ? limits_of<C>::max() : C(0);
         }
     }
     C result = C(1);

@@ -15,7 +15,12 @@
 #include <directx/d3d12.h>
 #include <dxguids/dxguids.h>
 
-#include "dml_min.h"
+#include "dml_api.h"  // the executor's DirectML declarations (src/directml)
+
+// dml_api.h numbers these as the executor's own enumerations; the values the driver names.
+constexpr DML_TENSOR_DATA_TYPE DML_TENSOR_DATA_TYPE_FLOAT32 = DML_TENSOR_DATA_TYPE(1), DML_TENSOR_DATA_TYPE_FLOAT16 =
+    DML_TENSOR_DATA_TYPE(2);
+constexpr DML_CREATE_DEVICE_FLAGS DML_CREATE_DEVICE_FLAG_DEBUG = DML_CREATE_DEVICE_FLAGS(1);
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -405,7 +410,7 @@ bool run_gemm(Gpu& g, UINT M, UINT K, UINT N, const std::string& dumpdir, int it
 
 bool run_add(Gpu& g, const std::string& dumpdir, const char* label, DML_TENSOR_DATA_TYPE type) {
     Tensor a({1, 1, 4, 8}, type), b({1, 1, 4, 8}, type), o({1, 1, 4, 8}, type);
-    DML_ELEMENT_WISE_ADD_OPERATOR_DESC ad = {&a.desc, &b.desc, &o.desc};
+    DML_BINARY_OPERATOR_DESC ad = {&a.desc, &b.desc, &o.desc, nullptr};  // ELEMENT_WISE_ADD's layout
     DML_OPERATOR_DESC od = {DML_OPERATOR_ELEMENT_WISE_ADD, &ad};
     auto A = a.representable(pattern(a.count(), 3)), B = b.representable(pattern(b.count(), 4));
     std::vector<float> out;
@@ -429,8 +434,8 @@ bool run_conv(Gpu& g, const std::string& dumpdir) {
     cd.FilterTensor = &f.desc;
     cd.BiasTensor = &bias.desc;
     cd.OutputTensor = &o.desc;
-    cd.Mode = DML_CONVOLUTION_MODE_CROSS_CORRELATION;
-    cd.Direction = DML_CONVOLUTION_DIRECTION_FORWARD;
+    cd.Mode = 1;       // DML_CONVOLUTION_MODE_CROSS_CORRELATION
+    cd.Direction = 0;  // DML_CONVOLUTION_DIRECTION_FORWARD
     cd.DimensionCount = 2;
     cd.Strides = strides;
     cd.Dilations = dil;

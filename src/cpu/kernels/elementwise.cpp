@@ -51,7 +51,9 @@ void run_unary_typed(const KernelArgs& args) {
         // Integer tensors: the builder admits only these, without scale/bias (a plain identity copies bits).
         using enum UnaryFunction;
         using Admitted = std::integer_sequence<int, int(Abs), int(Negate), int(Sign), int(Threshold), int(LogicalNot)>;
-        const C lo = typed_bound<T>(std::ceil(double(d.parameter)));  // THRESHOLD's min: the least integer >= it
+        // THRESHOLD's min as DirectML holds it for an integer tensor: max(x, min) computed as max(x, trunc(min)),
+        // min truncated toward zero and saturated (DirectML on lavapipe: min 2.5 leaves 2 at 2).
+        const C lo = typed_bound<T>(double(d.parameter));
         with_constant(d.function, Admitted{}, [&]<UnaryFunction F>() {
             map_elements<T, T>(args, [&](T x) { return T(apply_unary(F, C(x), lo)); });
         });

@@ -62,8 +62,8 @@ void launch_unary(const MapKernel<2>& k, const LaunchArgs& a) {
                              C(d.scale_bias ? d.scale_bias->bias : 0.0f), C(d.parameter)};
             map_elements<T, T>(k, a, fn, "unary");
         } else {
-            // max(x, min) in integers: the least integer >= min, saturated to the type's range.
-            map_elements<T, T>(k, a, UnaryInt<C>{d.function, typed_bound<T>(std::ceil(double(d.parameter)))}, "unary");
+            // max(x, min) in integers: min truncated toward zero and saturated, as the cpu executor and DirectML.
+            map_elements<T, T>(k, a, UnaryInt<C>{d.function, typed_bound<T>(double(d.parameter))}, "unary");
         }
     });
 }
