@@ -1,0 +1,50 @@
+// The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
+// compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
+// store). Everything here is in an unnamed namespace and calls nothing out of line, so that no function compiled
+// for one instruction set can be merged by the linker into a caller built for another.
+#pragma once
+#include "direct_convolution.h"
+
+namespace dml::cpu {
+namespace {
+
+// acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p + tap_offsets[t]], for a
+// tile of MR output channels x NV vectors of positions held in registers.
+template <class V, int MR, int NV>
+void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    constexpr int64_t block = int64_t(NV) * V::width;
+    const int64_t position_blocks = (a.positions + block - 1) / block;
+    for (size_t item = begin; item < end; ++item) {
+        const int64_t mb = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
+        const float* w = a.filter + mb * a.channels * a.taps * MR;
+        typename V::reg acc[MR][NV];
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+        for (int64_t c = 0; c < a.channels; ++c) {
+            const float* in = a.input + c * a.plane + a.first + p;
+            for (int64_t t = 0; t < a.taps; ++t, w += MR) {
+                const float* x = in + a.tap_offsets[t];
+                typename V::reg v[NV];
+#pragma GCC unroll 8
+                for (int j = 0; j < NV; ++j) v[j] = V::load(x + j * V::width);
+#pragma GCC unroll 8
+                for (int i = 0; i < MR; ++i) {
+                    const typename V::reg b = V::broadcast(w + i);
+#pragma GCC unroll 8
+                    for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(b, v[j], acc[i][j]);
+                }
+            }
+        }
+        const int64_t rows = a.out_channels - mb * MR < MR ? a.out_channels - mb * MR : MR;
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i)
+            if (i < rows)
+#pragma GCC unroll 8
+                for (int j = 0; j < NV; ++j) V::store(a.acc + (mb * MR + i) * a.acc_plane + p + j * V::width, acc[i][j]);
+    }
+}
+
+}  // namespace
+}  // namespace dml::cpu
