@@ -61,26 +61,32 @@ const DirectKernel* direct_kernel() {
 
 namespace {
 
-// A convolution the direct kernel runs: its padded planes and filter taps, and the bands of output rows.
+// A convolution the direct kernel runs: its padded planes and filter taps, and the bands of output rows. A
+// depthwise one runs as one band of all channels at a time (each its own group), the others group by group.
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
+    bool depthwise = false;
     int64_t row = 0, plane = 0;          // the padded image's row width and plane size
+    int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
     int64_t channel_blocks = 0;          // of a group's output channels
+    int64_t band_channels = 0;           // output channels a band computes
     int64_t band_rows = 0, acc_plane = 0;  // output rows a band, and its accumulator plane (whole blocks)
     std::vector<int64_t> tap_offsets;
 
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
         const DirectKernel* k = direct_kernel();
-        const bool eligible = g.forward && !g.pointwise() && !g.depthwise() && type != DataType::Float64 &&
-                              g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 &&
-                              g.stride[2] == 1;
+        const bool eligible = g.forward && !g.pointwise() && type != DataType::Float64 && g.in[0] == 1 &&
+                              g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
         if (!k || !eligible) return;
         kernel = k;
+        depthwise = g.depthwise();
         row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
         plane = (g.out[1] + (g.kernel[1] - 1) * g.dilation[1]) * row;
-        channel_blocks = (g.group_out + k->block_channels - 1) / k->block_channels;
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / (g.group_out * row), 1, g.out[1]);
+        block_channels = depthwise ? 1 : k->block_channels;
+        channel_blocks = (g.group_out + block_channels - 1) / block_channels;
+        band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
+        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), 1, g.out[1]);
         acc_plane = (band_rows * row + k->block_positions - 1) / k->block_positions * k->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
             for (int64_t x = 0; x < g.kernel[2]; ++x)
@@ -88,10 +94,10 @@ struct DirectPlan {
     }
     explicit operator bool() const { return kernel != nullptr; }
     uint64_t filter_elements(const ConvGeometry& g) const {
-        return uint64_t(g.groups * channel_blocks * kernel->block_channels) * g.group_in * g.kernel_size();
+        return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
     uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + kernel->block_positions); }
-    uint64_t acc_elements(const ConvGeometry& g) const { return uint64_t(channel_blocks * kernel->block_channels * acc_plane); }
+    uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
 };
 
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
@@ -106,7 +112,7 @@ struct ConvWorkspace {
         if (direct) {  // the filter in the direct layout, the padded image, one band's accumulators
             input = direct.filter_elements(g);
             col = input + direct.input_elements(g);
-            total = acc = col + direct.acc_elements(g);
+            total = acc = col + direct.acc_elements();
             return;
         }
         const uint64_t K = g.kernel_size();
@@ -171,7 +177,7 @@ void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f, Place place) 
 // last block padded with zero filters.
 template <class T>
 void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d, float* dst) {
-    const int64_t mr = d.kernel->block_channels, K = g.kernel_size();
+    const int64_t mr = d.block_channels, K = g.kernel_size();
     std::fill(dst, dst + d.filter_elements(g), 0.0f);
     pack_filter(src, g, dst, [](T v, uint32_t) { return float(compute_t<T>(v)); }, [&](int64_t m, int64_t c, int64_t k) {
         const int64_t group = m / g.group_out, local = m % g.group_out;
@@ -437,23 +443,31 @@ private:
         }
         float* padded = ws + workspace_.input;
         float* acc = ws + workspace_.col;
-        const int64_t O = g.out_spatial(), mr = d.kernel->block_channels, block = d.kernel->block_positions;
-        const int64_t group_filter = d.channel_blocks * mr * g.group_in * g.kernel_size();
+        const int64_t O = g.out_spatial(), block = d.kernel->block_positions;
+        const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
+        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, then the epilogue.
+        auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
+                        int64_t channels, auto run) {
+            const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
+                                      channels, r0 * d.row, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
+            args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { run(a, b, e); });
+            finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
+                             channels, rows, g.out[2], args.pool);
+        };
         for (uint32_t n = 0; n < g.batch; ++n) {
             pad_image<T>(args.inputs[0].as<T>(), g, d, n, padded, args.pool);
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
-            for (int64_t group = 0; group < g.groups; ++group)
-                for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
-                    const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
-                    const DirectConvolution a{padded + group * g.group_in * d.plane, d.plane,
-                                              filter + group * group_filter, d.tap_offsets.data(), g.group_in,
-                                              g.kernel_size(), g.group_out, r0 * d.row,
-                                              (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
-                    const int64_t items = d.channel_blocks * ((a.positions + block - 1) / block);
-                    args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.kernel->run(a, b, e); });
-                    finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + group * g.group_out * O + r0 * g.out[2],
-                                     O, bias + group * g.group_out, g.group_out, rows, g.out[2], args.pool);
+            for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
+                const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
+                if (d.depthwise) {
+                    band(image, 0, padded, filter, r0, rows, g.out_channels, d.kernel->depthwise);
+                    continue;
                 }
+                for (int64_t group = 0; group < g.groups; ++group)
+                    band(image, group * g.group_out, padded + group * g.group_in * d.plane, filter + group * group_filter,
+                         r0, rows, g.group_out, d.kernel->run);
+            }
         }
     }
 

@@ -14,7 +14,8 @@ namespace dml::cpu {
 struct DirectConvolution {
     const float* input;  // padded channels [channels][plane], read up to `block_positions` floats past the last one
     int64_t plane;       // elements of a padded channel plane
-    const float* filter;  // packed [ceil(out_channels / block_channels)][channels][taps][block_channels]
+    // packed [ceil(out_channels / block_channels)][channels][taps][block_channels]; depthwise, [channels][taps]
+    const float* filter;
     const int64_t* tap_offsets;  // each filter tap's offset in a padded plane
     int64_t channels, taps, out_channels;
     int64_t first;      // the padded-plane position of acc's first
@@ -28,6 +29,9 @@ struct DirectKernel {
     int64_t block_channels, block_positions;
     // Work items [begin, end) of channel_blocks x position_blocks, channel block major.
     void (*run)(const DirectConvolution&, size_t begin, size_t end);
+    // Depthwise (output channel c reads input channel c alone; `channels` is 1): work items [begin, end) of
+    // out_channels x position_blocks.
+    void (*depthwise)(const DirectConvolution&, size_t begin, size_t end);
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

@@ -17,6 +17,6 @@ struct Avx2 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {"avx2", 4, 3 * 8, direct_rows<Avx2, 4, 3>};
+extern const DirectKernel kDirectAvx2 = {"avx2", 4, 3 * 8, direct_rows<Avx2, 4, 3>, depthwise_rows<Avx2, 3>};
 
 }  // namespace dml::cpu

@@ -17,6 +17,6 @@ struct Avx512 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {"avx512", 8, 3 * 16, direct_rows<Avx512, 8, 3>};
+extern const DirectKernel kDirectAvx512 = {"avx512", 8, 3 * 16, direct_rows<Avx512, 8, 3>, depthwise_rows<Avx512, 3>};
 
 }  // namespace dml::cpu

@@ -46,5 +46,29 @@ void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
     }
 }
 
+// Depthwise: acc[m, p] = sum over taps t of filter[m, t] * input[m, first + p + tap_offsets[t]], NV vectors of
+// positions of one channel a work item.
+template <class V, int NV>
+void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    constexpr int64_t block = int64_t(NV) * V::width;
+    const int64_t position_blocks = (a.positions + block - 1) / block;
+    for (size_t item = begin; item < end; ++item) {
+        const int64_t m = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
+        const float* w = a.filter + m * a.taps;
+        const float* in = a.input + m * a.plane + a.first + p;
+        typename V::reg acc[NV];
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) acc[j] = V::zero();
+        for (int64_t t = 0; t < a.taps; ++t) {
+            const typename V::reg b = V::broadcast(w + t);
+            const float* x = in + a.tap_offsets[t];
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; ++j) acc[j] = V::fma(b, V::load(x + j * V::width), acc[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) V::store(a.acc + m * a.acc_plane + p + j * V::width, acc[j]);
+    }
+}
+
 }  // namespace
 }  // namespace dml::cpu
