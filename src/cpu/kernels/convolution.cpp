@@ -33,7 +33,7 @@ constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
 // Accumulator floats of one band of output rows of the direct kernel (all of a group's output channels): small
 // enough to stay in the second-level cache until the epilogue reads it.
-constexpr int64_t kDirectBandFloats = int64_t(256) << 10;
+constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
 
 }  // namespace
 

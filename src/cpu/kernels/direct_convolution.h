@@ -20,7 +20,7 @@ struct DirectConvolution {
     int64_t channels, taps, out_channels;
     int64_t first;      // the padded-plane position of acc's first
     int64_t positions;  // positions to compute from `first`
-    float* acc;         // [out_channels][acc_plane], written for positions rounded up to whole blocks
+    float* acc;  // [out_channels rounded up to whole blocks][acc_plane], written for positions in whole blocks
     int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
 };
 
