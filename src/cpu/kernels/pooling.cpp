@@ -136,30 +136,50 @@ void run_max_pooling_typed(const KernelArgs& args) {
     T* out = args.outputs[0].as<T>();
     const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
     const TensorArg* indices = d.output_indices ? &args.outputs[1] : nullptr;
+    const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                          : std::numeric_limits<C>::lowest();
+    // Tap t of output x position ox reads the input row at tap_offsets[t * out + ox] (through the input's stride); a
+    // window with fewer taps inside the input than the longest revisits its last one, which changes nothing.
+    const AxisWindows x_axis(pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc).axis[2]);
+    const size_t width = x_axis.first.size();
+    std::vector<int64_t> tap_offsets(x_axis.most * width);
+    for (int64_t t = 0; t < x_axis.most; ++t)
+        for (size_t ox = 0; ox < width; ++ox)
+            tap_offsets[t * width + ox] = (x_axis.first[ox] + std::min(t, x_axis.inside[ox] - 1) * x_axis.dilation) * sx;
     for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t plane_index,
                                             auto&& input_rows, const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
         if (indices) return max_with_indices(in, out, *indices, o, count, base, plane_index, input_rows, x, ox0, sx);
         // The largest number, the first in scan order on a tie (-0 before 0), NaN only when every tap is. Taps in
-        // the inner loop go across outputs so that no output's chain of comparisons waits on its previous one; a
-        // window shorter than the longest revisits its last tap, which changes nothing.
+        // the inner loop go across outputs so that no output's chain of comparisons waits on its previous one.
         C best[kPoolChunk];
-        bool seen[kPoolChunk];  // whether a tap was a number
-        std::fill(best, best + count, std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
-                                                                          : std::numeric_limits<C>::lowest());
-        std::fill(seen, seen + count, false);
+        std::fill(best, best + count, lowest);
         const T* first_row = nullptr;
         input_rows([&](int64_t offset, int64_t) {
             const T* row = in + base + offset;
             if (!first_row) first_row = row;
-            for (int64_t t = 0; t < x.most; ++t)
+            for (int64_t t = 0; t < x.most; ++t) {
+                const int64_t* at = tap_offsets.data() + t * x.first.size() + ox0;
                 for (int64_t k = 0; k < count; ++k) {
-                    const int64_t ox = ox0 + k;
-                    const C v = C(row[(x.first[ox] + std::min(t, x.inside[ox] - 1) * x.dilation) * sx]);
+                    const C v = C(row[at[k]]);
                     best[k] = v > best[k] ? v : best[k];
-                    seen[k] |= v == v;
                 }
+            }
         });
-        for (int64_t k = 0; k < count; ++k) out[o + k] = seen[k] ? T(best[k]) : first_row[x.first[ox0 + k] * sx];
+        for (int64_t k = 0; k < count; ++k) {
+            out[o + k] = T(best[k]);
+            // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
+            if constexpr (std::numeric_limits<C>::has_quiet_NaN)
+                if (best[k] == lowest) {
+                    bool number = false;
+                    input_rows([&](int64_t offset, int64_t) {
+                        for (int64_t t = 0; t < x.inside[ox0 + k]; ++t) {
+                            const C v = C(in[base + offset + (x.first[ox0 + k] + t * x.dilation) * sx]);
+                            number |= v == v;
+                        }
+                    });
+                    if (!number) out[o + k] = first_row[x.first[ox0 + k] * sx];
+                }
+        }
     });
 }
 
