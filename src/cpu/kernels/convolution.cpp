@@ -37,13 +37,13 @@ constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
 
 }  // namespace
 
-#if defined(DML_DIRECT_CONVOLUTION)
+#if defined(DML_X86_DISPATCH)
 extern const DirectKernel kDirectAvx512, kDirectAvx2;
 #endif
 
 // DIRECTML_CPU_ISA=avx2 or generic caps the instruction set (to test the other paths on one machine).
 const DirectKernel* direct_kernel() {
-#if defined(DML_DIRECT_CONVOLUTION)
+#if defined(DML_X86_DISPATCH)
     static const DirectKernel* const kernel = []() -> const DirectKernel* {
         const char* cap = std::getenv("DIRECTML_CPU_ISA");
         const std::string limit = cap ? cap : "";
@@ -204,7 +204,10 @@ void pad_image(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_
                 const int64_t lo = std::clamp<int64_t>(g.pad[2], 0, d.row);
                 const int64_t hi = std::clamp<int64_t>(g.pad[2] + g.in[2], lo, d.row);
                 std::fill(o, o + lo, 0.0f);
-                for (int64_t px = lo; px < hi; ++px) o[px] = float(compute_t<T>(r[(px - g.pad[2]) * g.x_stride[4]]));
+                const int64_t sx = g.x_stride[4];
+                if (sx == 1) std::transform(r + (lo - g.pad[2]), r + (hi - g.pad[2]), o + lo, [](T v) { return float(compute_t<T>(v)); });
+                else
+                    for (int64_t px = lo; px < hi; ++px) o[px] = float(compute_t<T>(r[(px - g.pad[2]) * sx]));
                 std::fill(o + hi, o + d.row, 0.0f);
             }
         }
@@ -367,21 +370,22 @@ void convolve_image(const ConvGeometry& g, const ConvWorkspace& ws, const C* fil
     }
 }
 
-// out[m, r, i] = T(act(acc[m, r, i] + bias[m])) over [channels, rows, cols], the activation a constant so the loop
-// vectorizes; in place when acc is the output. acc and out rows lie at their own pitches.
+// o[i] = T(act(a[i] + bias)), the activation a constant so the loop vectorizes.
+template <ActivationFunction A, class T, class C>
+DML_VECTOR_CLONES void finish_row(const FusedActivation& fused, const C* a, T* o, int64_t cols, C bias) {
+    for (int64_t i = 0; i < cols; ++i) o[i] = T(activate<A>(fused, C(a[i] + bias)));
+}
+
+// out[m, r, i] = T(act(acc[m, r, i] + bias[m])) over [channels, rows, cols]; in place when acc is the output. acc
+// and out rows lie at their own pitches.
 template <class T, class C>
 void finish(const FusedActivation& fused, const C* acc, int64_t acc_plane, int64_t acc_row, T* out, int64_t out_plane,
             const C* bias, int64_t channels, int64_t rows, int64_t cols, ThreadPool& pool) {
     with_activation(fused.function, [&]<ActivationFunction A>() {
         pool.parallel_for(channels, 1, [&](size_t b, size_t e) {
-            for (size_t m = b; m < e; ++m) {
-                const C bm = bias[m];
-                for (int64_t r = 0; r < rows; ++r) {
-                    const C* a = acc + m * acc_plane + r * acc_row;
-                    T* o = out + m * out_plane + r * cols;
-                    for (int64_t i = 0; i < cols; ++i) o[i] = T(activate<A>(fused, C(a[i] + bm)));
-                }
-            }
+            for (size_t m = b; m < e; ++m)
+                for (int64_t r = 0; r < rows; ++r)
+                    finish_row<A>(fused, acc + m * acc_plane + r * acc_row, out + m * out_plane + r * cols, cols, bias[m]);
         });
     });
 }
