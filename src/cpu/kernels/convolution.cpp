@@ -65,6 +65,7 @@ namespace {
 // depthwise one runs as one band of all channels at a time (each its own group), the others group by group.
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
+    const DirectTile* tile = nullptr;
     bool depthwise = false;
     int64_t row = 0, plane = 0;          // the padded image's row width and plane size
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
@@ -83,11 +84,14 @@ struct DirectPlan {
         depthwise = g.depthwise();
         row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
         plane = (g.out[1] + (g.kernel[1] - 1) * g.dilation[1]) * row;
-        block_channels = depthwise ? 1 : k->block_channels;
+        // the narrow tile where it pads the output channels less
+        auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
+        tile = depthwise ? &k->depthwise : padded(k->narrow) < padded(k->wide) ? &k->narrow : &k->wide;
+        block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
         band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), 1, g.out[1]);
-        acc_plane = (band_rows * row + k->block_positions - 1) / k->block_positions * k->block_positions;
+        acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
             for (int64_t x = 0; x < g.kernel[2]; ++x)
                 tap_offsets.push_back(y * g.dilation[1] * row + x * g.dilation[2]);
@@ -96,7 +100,7 @@ struct DirectPlan {
     uint64_t filter_elements(const ConvGeometry& g) const {
         return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
-    uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + kernel->block_positions); }
+    uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + tile->block_positions); }
     uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
 };
 
@@ -447,15 +451,15 @@ private:
         }
         float* padded = ws + workspace_.input;
         float* acc = ws + workspace_.col;
-        const int64_t O = g.out_spatial(), block = d.kernel->block_positions;
+        const int64_t O = g.out_spatial(), block = d.tile->block_positions;
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
         // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, then the epilogue.
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
-                        int64_t channels, auto run) {
+                        int64_t channels) {
             const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
                                       channels, r0 * d.row, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
-            args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { run(a, b, e); });
+            args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
             finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
                              channels, rows, g.out[2], args.pool);
         };
@@ -465,12 +469,12 @@ private:
             for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
                 const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
                 if (d.depthwise) {
-                    band(image, 0, padded, filter, r0, rows, g.out_channels, d.kernel->depthwise);
+                    band(image, 0, padded, filter, r0, rows, g.out_channels);
                     continue;
                 }
                 for (int64_t group = 0; group < g.groups; ++group)
                     band(image, group * g.group_out, padded + group * g.group_in * d.plane, filter + group * group_filter,
-                         r0, rows, g.group_out, d.kernel->run);
+                         r0, rows, g.group_out);
             }
         }
     }

@@ -24,14 +24,17 @@ struct DirectConvolution {
     int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
 };
 
+// One register tile: output channels x positions a work item, and the loop that runs it over work items [begin,
+// end) of channel blocks x position blocks, channel block major. Depthwise (output channel c reads input channel
+// c alone; `channels` is 1), a tile is one channel.
+struct DirectTile {
+    int64_t block_channels, block_positions;
+    void (*run)(const DirectConvolution&, size_t begin, size_t end);
+};
+
 struct DirectKernel {
     const char* name;
-    int64_t block_channels, block_positions;
-    // Work items [begin, end) of channel_blocks x position_blocks, channel block major.
-    void (*run)(const DirectConvolution&, size_t begin, size_t end);
-    // Depthwise (output channel c reads input channel c alone; `channels` is 1): work items [begin, end) of
-    // out_channels x position_blocks.
-    void (*depthwise)(const DirectConvolution&, size_t begin, size_t end);
+    DirectTile wide, narrow, depthwise;  // narrow: fewer output channels a tile, for layers with few
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

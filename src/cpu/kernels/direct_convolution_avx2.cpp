@@ -1,5 +1,5 @@
 // The direct convolution for AVX2 with FMA (built with -mavx2 -mfma): 4 output channels x 3 vectors of 8
-// positions, 12 of the 16 vector registers accumulating.
+// positions, 12 of the 16 vector registers accumulating (the narrow tile is the same: a narrower one spills).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -17,6 +17,9 @@ struct Avx2 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {"avx2", 4, 3 * 8, direct_rows<Avx2, 4, 3>, depthwise_rows<Avx2, 3>};
+extern const DirectKernel kDirectAvx2 = {"avx2",
+                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+                                         {1, 3 * 8, depthwise_rows<Avx2, 3>}};
 
 }  // namespace dml::cpu
