@@ -61,13 +61,15 @@ const DirectKernel* direct_kernel() {
 
 namespace {
 
-// A convolution the direct kernel runs: its padded planes and filter taps, and the bands of output rows. A
-// depthwise one runs as one band of all channels at a time (each its own group), the others group by group.
+// A convolution the direct kernel runs: its filter taps and the bands of output rows, each band reading the
+// zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
+// input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
+// (each its own group), the others group by group.
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
     bool depthwise = false;
-    int64_t row = 0, plane = 0;          // the padded image's row width and plane size
+    int64_t row = 0, plane = 0;          // the padded input's row width, and a band's plane of it
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
     int64_t channel_blocks = 0;          // of a group's output channels
     int64_t band_channels = 0;           // output channels a band computes
@@ -83,14 +85,16 @@ struct DirectPlan {
         kernel = k;
         depthwise = g.depthwise();
         row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
-        plane = (g.out[1] + (g.kernel[1] - 1) * g.dilation[1]) * row;
+
         // the narrow tile where it pads the output channels less
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         tile = depthwise ? &k->depthwise : padded(k->narrow) < padded(k->wide) ? &k->narrow : &k->wide;
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), 1, g.out[1]);
+        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
+        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        plane = (band_rows + reach) * row;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
             for (int64_t x = 0; x < g.kernel[2]; ++x)
@@ -189,16 +193,18 @@ void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d
     });
 }
 
-// Image n of the strided input into the direct kernel's zero-padded planes [in_channels][plane].
+// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
+// strided input, into the direct kernel's band planes [in_channels][plane].
 template <class T>
-void pad_image(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, float* dst, ThreadPool& pool) {
+void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
+              ThreadPool& pool) {
     const int64_t rows = d.plane / d.row;
     pool.parallel_for(g.in_channels, 1, [&](size_t b, size_t e) {
         for (size_t c = b; c < e; ++c) {
             const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
             float* out = dst + c * d.plane;
             for (int64_t py = 0; py < rows; ++py) {
-                const int64_t y = py - g.pad[1];
+                const int64_t y = r0 + py - g.pad[1];
                 float* o = out + py * d.row;
                 if (y < 0 || y >= g.in[1]) {
                     std::fill(o, o + d.row, 0.0f);
@@ -437,8 +443,8 @@ private:
         });
     }
 
-    // The direct kernel's path: each image padded once, then bands of output rows, each band's accumulators
-    // finished (bias, activation, the output's type, the padded columns dropped) while they are in the cache.
+    // The direct kernel's path: bands of output rows, each band's padded input gathered, then its accumulators
+    // computed and finished (bias, activation, the output's type, the padded columns dropped) while in the cache.
     template <class T>
     void run_direct(const KernelArgs& args, const float* bias) const {
         const ConvGeometry& g = geometry_;
@@ -457,17 +463,17 @@ private:
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
                         int64_t channels) {
             const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
-                                      channels, r0 * d.row, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+                                      channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
             args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
             finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
                              channels, rows, g.out[2], args.pool);
         };
         for (uint32_t n = 0; n < g.batch; ++n) {
-            pad_image<T>(args.inputs[0].as<T>(), g, d, n, padded, args.pool);
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
             for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
                 const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
+                pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
                 if (d.depthwise) {
                     band(image, 0, padded, filter, r0, rows, g.out_channels);
                     continue;
