@@ -2,8 +2,9 @@
 
 Peers: NumPy (its OpenBLAS) and PyTorch CPU (oneDNN under its convolutions), when installed; each row compares
 with the faster of the two. Prints one row per case: our median time, the faster peer's, and the ratio peer/ours
-(above 1: we are faster); convolution rows add our compiled graph's temporary memory.
-Run: python bench/bench_cpu.py [--repeat N] [--threads N]
+(above 1: we are faster); convolution rows add our compiled graph's temporary memory. Ours and the peers run
+interleaved (one call of each in turn, `repeat` rounds) so that a change in the machine's load touches all alike.
+Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...]
 """
 
 import argparse
@@ -21,34 +22,43 @@ except ImportError:
 
 
 def median_time(fn, repeat):
-    fn()  # warm-up: first-dispatch allocations, thread start
-    times = []
+    return interleaved_medians({"": fn}, repeat)[""]
+
+
+def interleaved_medians(fns, repeat):
+    """{name: median seconds} of the calls in `fns`, each warmed up once, then timed one after the other in turn."""
+    for fn in fns.values():
+        fn()  # warm-up: first-dispatch allocations, thread start
+    times = {name: [] for name in fns}
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def row(name, ours, peer_name, peer, note=""):
-    print(f"{name:<44} {ours * 1e3:9.3f} ms  {peer_name:<14} {peer * 1e3:9.3f} ms  ratio {peer / ours:5.2f}x  {note}")
+    print(f"{name:<44} {ours * 1e3:9.3f} ms  {peer_name:<14} {peer * 1e3:9.3f} ms  ratio {peer / ours:5.2f}x  {note}",
+          flush=True)
 
 
-def best_row(name, ours, peers, note=""):
-    """A row against the fastest of `peers` ({name: seconds})."""
-    peer = min(peers, key=peers.get)
-    row(name, ours, peer, peers[peer], note)
-
-
-def timed_peers(repeat, numpy_fn=None, torch_fn=None):
-    """The peers' median times: NumPy's and, when installed, PyTorch's (run under no_grad)."""
-    peers = {}
+def compare(name, repeat, ours, numpy_fn=None, torch_fn=None, note=""):
+    """One row: `ours` against the faster of NumPy and (when installed, under no_grad) PyTorch, interleaved."""
+    fns = {"ours": ours}
     if numpy_fn:
-        peers["numpy"] = median_time(numpy_fn, repeat)
+        fns["numpy"] = numpy_fn
     if torch_fn and torch is not None:
+        fns["torch-cpu"] = torch_fn
+    if len(fns) == 1:
+        return
+    if torch is not None:
         with torch.no_grad():
-            peers["torch-cpu"] = median_time(torch_fn, repeat)
-    return peers
+            t = interleaved_medians(fns, repeat)
+    else:
+        t = interleaved_medians(fns, repeat)
+    peer = min((k for k in t if k != "ours"), key=t.get)
+    row(name, t["ours"], peer, t[peer], note)
 
 
 def bench_gemm(device, repeat, m, k, n, dtype=np.float32):
@@ -57,10 +67,9 @@ def bench_gemm(device, repeat, m, k, n, dtype=np.float32):
     op = g.compile([dml.gemm(a, b)])
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((1, 1, m, k)).astype(dtype), rng.standard_normal((1, 1, k, n)).astype(dtype)
-    ours = median_time(lambda: op({"a": A, "b": B}), repeat)
     tA, tB = (torch.from_numpy(A[0, 0]), torch.from_numpy(B[0, 0])) if torch is not None else (None, None)
-    peers = timed_peers(repeat, lambda: A[0, 0] @ B[0, 0], lambda: (tA @ tB).numpy())
-    best_row(f"gemm {np.dtype(dtype).name} [{m}x{k}]@[{k}x{n}]", ours, peers)
+    compare(f"gemm {np.dtype(dtype).name} [{m}x{k}]@[{k}x{n}]", repeat, lambda: op({"a": A, "b": B}),
+            lambda: A[0, 0] @ B[0, 0], lambda: (tA @ tB).numpy())
 
 
 def bench_elementwise(device, repeat, n):
@@ -68,10 +77,9 @@ def bench_elementwise(device, repeat, n):
     x, y = g.input([1, 1, 1, n], name="x"), g.input([1, 1, 1, n], name="y")
     op = g.compile([dml.add(x, y, fused_activation=dml.FusedActivation.relu())])
     X, Y = np.random.rand(1, 1, 1, n).astype(np.float32), np.random.rand(1, 1, 1, n).astype(np.float32)
-    ours = median_time(lambda: op({"x": X, "y": Y}), repeat)
     tX, tY = (torch.from_numpy(X), torch.from_numpy(Y)) if torch is not None else (None, None)
-    peers = timed_peers(repeat, lambda: np.maximum(X + Y, 0), lambda: torch.relu(tX + tY).numpy())
-    best_row(f"add+relu {n} float32", ours, peers)
+    compare(f"add+relu {n} float32", repeat, lambda: op({"x": X, "y": Y}), lambda: np.maximum(X + Y, 0),
+            lambda: torch.relu(tX + tY).numpy())
 
 
 def bench_softmax(device, repeat, rows, cols):
@@ -85,8 +93,8 @@ def bench_softmax(device, repeat, rows, cols):
         return e / e.sum(axis=3, keepdims=True)
 
     tX = torch.from_numpy(X) if torch is not None else None
-    peers = timed_peers(repeat, numpy_softmax, lambda: torch.softmax(tX, 3).numpy())
-    best_row(f"softmax [{rows}x{cols}] float32", median_time(lambda: op({"x": X}), repeat), peers)
+    compare(f"softmax [{rows}x{cols}] float32", repeat, lambda: op({"x": X}), numpy_softmax,
+            lambda: torch.softmax(tX, 3).numpy())
 
 
 def bench_batch_norm(device, repeat, shape):
@@ -100,9 +108,8 @@ def bench_batch_norm(device, repeat, shape):
     X = rng.standard_normal(shape).astype(np.float32)
     m4, v4, s4, b4 = (v.reshape(1, c, 1, 1) for v in (mean, var, scale, bias))
     t = [torch.from_numpy(v) for v in (X, mean, var, scale, bias)] if torch is not None else None
-    peers = timed_peers(repeat, lambda: (X - m4) / np.sqrt(v4 + 1e-5) * s4 + b4,
-                        lambda: torch.nn.functional.batch_norm(t[0], t[1], t[2], t[3], t[4], eps=1e-5).numpy())
-    best_row(f"batch_norm {shape}", median_time(lambda: op({"x": X}), repeat), peers)
+    compare(f"batch_norm {shape}", repeat, lambda: op({"x": X}), lambda: (X - m4) / np.sqrt(v4 + 1e-5) * s4 + b4,
+            lambda: torch.nn.functional.batch_norm(t[0], t[1], t[2], t[3], t[4], eps=1e-5).numpy())
 
 
 def bench_instance_norm(device, repeat, shape):
@@ -122,9 +129,8 @@ def bench_instance_norm(device, repeat, shape):
             bias.reshape(1, c, 1, 1)
 
     t = [torch.from_numpy(v) for v in (X, scale, bias)] if torch is not None else None
-    peers = timed_peers(repeat, numpy_norm,
-                        lambda: torch.nn.functional.instance_norm(t[0], weight=t[1], bias=t[2], eps=1e-5).numpy())
-    best_row(f"mean_variance_norm (instance) {shape}", median_time(lambda: op({"x": X}), repeat), peers)
+    compare(f"mean_variance_norm (instance) {shape}", repeat, lambda: op({"x": X}), numpy_norm,
+            lambda: torch.nn.functional.instance_norm(t[0], weight=t[1], bias=t[2], eps=1e-5).numpy())
 
 
 def bench_max_pool(device, repeat, shape, k, stride):
@@ -133,9 +139,8 @@ def bench_max_pool(device, repeat, shape, k, stride):
     op = g.compile([dml.max_pooling(x, window_size=[k, k], strides=[stride, stride]).values])
     X = np.random.randn(*shape).astype(np.float32)
     tX = torch.from_numpy(X) if torch is not None else None
-    peers = timed_peers(repeat, None, lambda: torch.nn.functional.max_pool2d(tX, k, stride).numpy())
-    if peers:
-        best_row(f"max_pool {shape} k{k} s{stride}", median_time(lambda: op({"x": X}), repeat), peers)
+    compare(f"max_pool {shape} k{k} s{stride}", repeat, lambda: op({"x": X}),
+            torch_fn=lambda: torch.nn.functional.max_pool2d(tX, k, stride).numpy())
 
 
 def bench_conv(device, repeat, n, c, hw, m, k, groups=1, stride=1):
@@ -152,38 +157,44 @@ def bench_conv(device, repeat, n, c, hw, m, k, groups=1, stride=1):
     op = g.compile([y])
     X = np.random.randn(n, c, hw, hw).astype(np.float32)
     tx, tw, tb = torch.from_numpy(X), torch.from_numpy(w_data), torch.from_numpy(b_data)
-    ours = median_time(lambda: op({"x": X}), repeat)
-    peers = timed_peers(repeat, None, lambda: torch.relu(
-        torch.nn.functional.conv2d(tx, tw, tb, stride, k // 2, 1, groups)).numpy())
     kind = "depthwise " if groups == c and groups > 1 else ""
-    best_row(f"{kind}conv [{n},{c},{hw},{hw}] -> {m} k{k}" + (f" s{stride}" if stride > 1 else "") + " +bias+relu",
-             ours, peers, f"temporary {op.temporary_size / 2**20:.1f} MiB")
+    compare(f"{kind}conv [{n},{c},{hw},{hw}] -> {m} k{k}" + (f" s{stride}" if stride > 1 else "") + " +bias+relu",
+            repeat, lambda: op({"x": X}),
+            torch_fn=lambda: torch.relu(torch.nn.functional.conv2d(tx, tw, tb, stride, k // 2, 1, groups)).numpy(),
+            note=f"temporary {op.temporary_size / 2**20:.1f} MiB")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--threads", type=int, default=None, help="our threads (dml.Device(threads=)); torch's too")
+    parser.add_argument("--only", nargs="*", default=None, help="rows of these groups: gemm, elementwise, softmax, "
+                        "batch_norm, instance_norm, max_pool, depthwise, conv")
     args = parser.parse_args()
     device = dml.Device("cpu", threads=args.threads)
     if torch is not None and args.threads:
         torch.set_num_threads(args.threads)
     print(f"device: {device.name}" + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
-    for m, k, n in [(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (64, 4096, 4096)]:
-        bench_gemm(device, args.repeat, m, k, n)
-    bench_gemm(device, args.repeat, 1024, 1024, 1024, np.float16)
-    bench_elementwise(device, args.repeat, 1 << 22)
-    bench_softmax(device, args.repeat, 1024, 1000)
-    bench_batch_norm(device, args.repeat, [1, 96, 112, 112])
-    bench_instance_norm(device, args.repeat, [1, 32, 200, 200])
-    bench_max_pool(device, args.repeat, [1, 64, 112, 112], 3, 2)
-    bench_conv(device, args.repeat, 1, 144, 56, 144, 3, groups=144)
-    bench_conv(device, args.repeat, 1, 96, 112, 96, 3, groups=96, stride=2)
-    bench_conv(device, args.repeat, 1, 64, 56, 64, 3)
-    bench_conv(device, args.repeat, 1, 256, 28, 256, 1)
-    bench_conv(device, args.repeat, 1, 64, 56, 64, 5)
-    bench_conv(device, args.repeat, 1, 3, 200, 32, 9)
-    bench_conv(device, args.repeat, 1, 32, 200, 3, 9)
+    r = args.repeat
+    groups = {
+        "gemm": [lambda m=m, k=k, n=n: bench_gemm(device, r, m, k, n) for m, k, n in
+                 [(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (64, 4096, 4096)]] +
+                [lambda: bench_gemm(device, r, 1024, 1024, 1024, np.float16)],
+        "elementwise": [lambda: bench_elementwise(device, r, 1 << 22)],
+        "softmax": [lambda: bench_softmax(device, r, 1024, 1000)],
+        "batch_norm": [lambda: bench_batch_norm(device, r, [1, 96, 112, 112])],
+        "instance_norm": [lambda: bench_instance_norm(device, r, [1, 32, 200, 200])],
+        "max_pool": [lambda: bench_max_pool(device, r, [1, 64, 112, 112], 3, 2)],
+        "depthwise": [lambda: bench_conv(device, r, 1, 144, 56, 144, 3, groups=144),
+                      lambda: bench_conv(device, r, 1, 96, 112, 96, 3, groups=96, stride=2)],
+        "conv": [lambda: bench_conv(device, r, 1, 64, 56, 64, 3), lambda: bench_conv(device, r, 1, 256, 28, 256, 1),
+                 lambda: bench_conv(device, r, 1, 64, 56, 64, 5), lambda: bench_conv(device, r, 1, 3, 200, 32, 9),
+                 lambda: bench_conv(device, r, 1, 32, 200, 3, 9)],
+    }
+    for name, cases in groups.items():
+        if args.only is None or name in args.only:
+            for case in cases:
+                case()
 
 
 if __name__ == "__main__":

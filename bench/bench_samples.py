@@ -5,7 +5,8 @@ Each network is the sample's own graph (samples/*.py build functions, real weigh
 peers' networks are written here once (the *_net functions) from the same .npy weights and run as PyTorch
 (torch.nn.functional) and, on the CPU, as an ONNX model built with onnx.helper for ONNX Runtime's CPU execution
 provider (as many threads as torch). Each peer's output is compared with ours before timing so all sides do the
-same work. Prints our median time per inference, each peer's, the ratio peer/ours (above 1: we are faster) and
+same work. Ours and the peers run interleaved (one inference of each in turn). Prints our median time per
+inference, each peer's, the ratio peer/ours (above 1: we are faster) and
 our compiled graph's temporary memory. On cuda, inputs are already on the GPU and outputs stay there (as
 dml.Buffers / torch tensors), and torch runs eagerly with cuDNN's benchmark mode on, each call timed up to a
 synchronized result. Needs PyTorch and Pillow; onnx and onnxruntime for the second peer (none is a dependency
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from bench_cpu import median_time, row
+from bench_cpu import interleaved_medians, row
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
 import sample_data  # noqa: E402
@@ -338,15 +339,15 @@ def main():
             (got,) = ours()
             got = got.numpy() if gpu else got
             agree(name, "PyTorch", got, theirs().cpu().numpy())
-            ours_t = median_time(ours, args.repeat)
-            theirs_t = median_time(theirs, args.repeat)
+            fns = {"ours": ours, f"torch-{where}": theirs}
+            if with_ort:
+                ort = onnxruntime_session(net, weights, x, torch.get_num_threads())
+                agree(name, "ONNX Runtime", got, ort(x))
+                fns["onnxruntime"] = lambda: ort(x)
+            times = interleaved_medians(fns, args.repeat)
         temporary = f"temporary {op.temporary_size / 2**20:.0f} MiB"
-        row(name, ours_t, f"torch-{where}", theirs_t, temporary)
-        if with_ort:
-            ort = onnxruntime_session(net, weights, x, torch.get_num_threads())
-            agree(name, "ONNX Runtime", got, ort(x))
-            row(name, ours_t, "onnxruntime", median_time(lambda: ort(x), args.repeat))
-
+        for peer in list(fns)[1:]:
+            row(name, times["ours"], peer, times[peer], temporary if peer.startswith("torch") else "")
 
 if __name__ == "__main__":
     main()

@@ -38,8 +38,22 @@ void run_parameterized_relu(const KernelArgs& args) {
     });
 }
 
-// Softmax / log-softmax of float rows contiguous in input and output: the exponentials go to the output row,
-// then are scaled in place.
+// Softmax / log-softmax of one float row: the exponentials go to the output row, then are scaled in place. Built
+// for each x86-64 vector width (DML_VECTOR_CLONES), picked at load time from what the processor has.
+DML_VECTOR_CLONES void softmax_row(const float* x, float* y, uint64_t n, bool log) {
+    const float mx = lane_max(x, n);
+    for (uint64_t i = 0; i < n; ++i) y[i] = vector_exp(x[i] - mx);
+    const float sum = lane_sum(y, n);
+    if (log) {
+        const float lse = mx + std::log(sum);
+        for (uint64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+    } else {
+        const float inv = 1.0f / sum;
+        for (uint64_t i = 0; i < n; ++i) y[i] *= inv;
+    }
+}
+
+// Softmax / log-softmax of float rows contiguous in input and output.
 void softmax_rows(const KernelArgs& args, const AxisSplit& s) {
     const bool log = args.desc<SoftmaxDesc>().function == SoftmaxFunction::LogSoftmax;
     const float* in = args.inputs[0].as<float>();
@@ -49,18 +63,7 @@ void softmax_rows(const KernelArgs& args, const AxisSplit& s) {
         for (size_t g = b; g < e; ++g) {
             int64_t gi, go;
             AxisSplit::offsets(g, s.outer_sizes, s.in_outer, s.out_outer, gi, go);
-            const float* x = in + gi;
-            float* y = out + go;
-            const float mx = lane_max(x, n);
-            for (uint64_t i = 0; i < n; ++i) y[i] = vector_exp(x[i] - mx);
-            const float sum = lane_sum(y, n);
-            if (log) {
-                const float lse = mx + std::log(sum);
-                for (uint64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
-            } else {
-                const float inv = 1.0f / sum;
-                for (uint64_t i = 0; i < n; ++i) y[i] *= inv;
-            }
+            softmax_row(in + gi, out + go, n, log);
         }
     });
 }

@@ -1,19 +1,24 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
 // and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
 // depthwise ones (a filter per channel) run a direct kernel over output rows; 1x1 ones over the stored image are
-// one GEMM; the rest are im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
-// kColumnTileBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
+// one GEMM; stride-1 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or
+// AVX-512, by bands of output rows; the rest are im2col + BLAS GEMM over tiles of output positions, so that the
+// column buffer stays under kColumnBytes whatever the image size (im2col of a whole 720x720 image took
+// gigabytes). Backward (transposed)
 // convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
 // product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "../../executor/conv_geometry.h"
 #include "../../executor/scalar_math.h"
 #include "../../executor/type_visits.h"
 #include "blas_gemm.h"
+#include "direct_convolution.h"
 #include "kernel.h"
 #include "quantization.h"
 #include "vector_math.h"
@@ -26,6 +31,83 @@ namespace {
 // enough to stay in the caches.
 constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
+// Accumulator floats of one band of output rows of the direct kernel (all of a group's output channels): small
+// enough to stay in the second-level cache until the epilogue reads it.
+constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
+
+}  // namespace
+
+#if defined(DML_X86_DISPATCH)
+extern const DirectKernel kDirectAvx512, kDirectAvx2;
+#endif
+
+// DIRECTML_CPU_ISA=avx2 or generic caps the instruction set (to test the other paths on one machine).
+const DirectKernel* direct_kernel() {
+#if defined(DML_X86_DISPATCH)
+    static const DirectKernel* const kernel = []() -> const DirectKernel* {
+        const char* cap = std::getenv("DIRECTML_CPU_ISA");
+        const std::string limit = cap ? cap : "";
+        __builtin_cpu_init();
+        if (limit == "generic") return nullptr;
+        if (limit != "avx2" && __builtin_cpu_supports("avx512f")) return &kDirectAvx512;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &kDirectAvx2;
+        return nullptr;
+    }();
+    return kernel;
+#else
+    return nullptr;
+#endif
+}
+
+namespace {
+
+// A convolution the direct kernel runs: its filter taps and the bands of output rows, each band reading the
+// zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
+// input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
+// (each its own group), the others group by group.
+struct DirectPlan {
+    const DirectKernel* kernel = nullptr;
+    const DirectTile* tile = nullptr;
+    bool depthwise = false;
+    int64_t row = 0, plane = 0;          // the padded input's row width, and a band's plane of it
+    int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
+    int64_t channel_blocks = 0;          // of a group's output channels
+    int64_t band_channels = 0;           // output channels a band computes
+    int64_t band_rows = 0, acc_plane = 0;  // output rows a band, and its accumulator plane (whole blocks)
+    std::vector<int64_t> tap_offsets;
+
+    DirectPlan() = default;
+    DirectPlan(const ConvGeometry& g, DataType type) {
+        const DirectKernel* k = direct_kernel();
+        const bool eligible = g.forward && !g.pointwise() && type != DataType::Float64 && g.in[0] == 1 &&
+                              g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
+        if (!k || !eligible) return;
+        kernel = k;
+        depthwise = g.depthwise();
+        row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
+
+        // the narrow tile where it pads the output channels less
+        auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
+        tile = depthwise ? &k->depthwise : padded(k->narrow) < padded(k->wide) ? &k->narrow : &k->wide;
+        block_channels = tile->block_channels;
+        channel_blocks = (g.group_out + block_channels - 1) / block_channels;
+        band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
+        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
+        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        plane = (band_rows + reach) * row;
+        acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
+        for (int64_t y = 0; y < g.kernel[1]; ++y)
+            for (int64_t x = 0; x < g.kernel[2]; ++x)
+                tap_offsets.push_back(y * g.dilation[1] * row + x * g.dilation[2]);
+    }
+    explicit operator bool() const { return kernel != nullptr; }
+    uint64_t filter_elements(const ConvGeometry& g) const {
+        return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
+    }
+    uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + tile->block_positions); }
+    uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
+};
+
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
 struct ConvWorkspace {
     uint64_t filter = 0, input = 0, col = 0, acc = 0, total = 0;  // offsets, and the whole size
@@ -34,7 +116,13 @@ struct ConvWorkspace {
     // `pack_input`: the image is gathered (a strided view, or float16 widened); `accumulator`: the output's type
     // is not the compute type, so GEMMs accumulate apart.
     ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
-                  bool accumulator) {
+                  bool accumulator, const DirectPlan& direct = {}) {
+        if (direct) {  // the filter in the direct layout, the padded image, one band's accumulators
+            input = direct.filter_elements(g);
+            col = input + direct.input_elements(g);
+            total = acc = col + direct.acc_elements();
+            return;
+        }
         const uint64_t K = g.kernel_size();
         if (!g.forward)
             col_elements = uint64_t(g.group_out) * K * g.in_spatial();
@@ -71,18 +159,70 @@ void gather_image(const T* src, const ConvGeometry& g, uint32_t n, C* dst, F f, 
 
 // The filter packed as [rows = filter dimension 0, cols = everything else] of f(value, row), flipped spatially in
 // convolution mode.
+// `place(row, col, tap)` gives another layout: the destination index of each element.
 template <class T, class C, class F>
 void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f) {
+    const int64_t cols = g.forward ? g.group_in : g.group_out, K = g.kernel_size();
+    pack_filter(src, g, dst, f, [&](int64_t a, int64_t b, int64_t k) { return (a * cols + b) * K + k; });
+}
+
+template <class T, class C, class F, class Place>
+void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f, Place place) {
     const int64_t rows = g.forward ? g.out_channels : g.in_channels, cols = g.forward ? g.group_in : g.group_out;
-    uint64_t o = 0;
     for (int64_t a = 0; a < rows; ++a)
-        for (int64_t b = 0; b < cols; ++b)
+        for (int64_t b = 0; b < cols; ++b) {
+            int64_t k = 0;
             for (int64_t z = 0; z < g.kernel[0]; ++z)
                 for (int64_t y = 0; y < g.kernel[1]; ++y)
                     for (int64_t x = 0; x < g.kernel[2]; ++x)
-                        dst[o++] = f(src[a * g.w_stride[0] + b * g.w_stride[1] + g.tap(0, z) * g.w_stride[2] +
-                                         g.tap(1, y) * g.w_stride[3] + g.tap(2, x) * g.w_stride[4]],
-                                     uint32_t(a));
+                        dst[place(a, b, k++)] = f(src[a * g.w_stride[0] + b * g.w_stride[1] + g.tap(0, z) * g.w_stride[2] +
+                                                      g.tap(1, y) * g.w_stride[3] + g.tap(2, x) * g.w_stride[4]],
+                                                  uint32_t(a));
+        }
+}
+
+// The filter in the direct kernel's layout: per group, [channel block][input channel][tap][block_channels], the
+// last block padded with zero filters.
+template <class T>
+void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d, float* dst) {
+    const int64_t mr = d.block_channels, K = g.kernel_size();
+    std::fill(dst, dst + d.filter_elements(g), 0.0f);
+    pack_filter(src, g, dst, [](T v, uint32_t) { return float(compute_t<T>(v)); }, [&](int64_t m, int64_t c, int64_t k) {
+        const int64_t group = m / g.group_out, local = m % g.group_out;
+        return (((group * d.channel_blocks + local / mr) * g.group_in + c) * K + k) * mr + local % mr;
+    });
+}
+
+// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
+// strided input, into the direct kernel's band planes [in_channels][plane].
+template <class T>
+void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
+              ThreadPool& pool) {
+    const int64_t rows = d.plane / d.row;
+    pool.parallel_for(g.in_channels, 1, [&](size_t b, size_t e) {
+        for (size_t c = b; c < e; ++c) {
+            const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
+            float* out = dst + c * d.plane;
+            for (int64_t py = 0; py < rows; ++py) {
+                const int64_t y = r0 + py - g.pad[1];
+                float* o = out + py * d.row;
+                if (y < 0 || y >= g.in[1]) {
+                    std::fill(o, o + d.row, 0.0f);
+                    continue;
+                }
+                const T* r = image + y * g.x_stride[3];
+                const int64_t lo = std::clamp<int64_t>(g.pad[2], 0, d.row);
+                const int64_t hi = std::clamp<int64_t>(g.pad[2] + g.in[2], lo, d.row);
+                std::fill(o, o + lo, 0.0f);
+                const int64_t sx = g.x_stride[4];
+                if (sx == 1) std::transform(r + (lo - g.pad[2]), r + (hi - g.pad[2]), o + lo, [](T v) { return float(compute_t<T>(v)); });
+                else
+                    for (int64_t px = lo; px < hi; ++px) o[px] = float(compute_t<T>(r[(px - g.pad[2]) * sx]));
+                std::fill(o + hi, o + d.row, 0.0f);
+            }
+        }
+    });
+    std::fill(dst + g.in_channels * d.plane, dst + d.input_elements(g), 0.0f);  // what the last blocks overread
 }
 
 // Tap k of dimension d: the input coordinate output o reads is o * stride + shift, inside the input for the
@@ -240,19 +380,22 @@ void convolve_image(const ConvGeometry& g, const ConvWorkspace& ws, const C* fil
     }
 }
 
-// out[m, i] = T(act(acc[m, i] + bias[m])) over [out_channels, O], the activation a constant so the loop vectorizes;
-// in place when acc is the output.
+// o[i] = T(act(a[i] + bias)), the activation a constant so the loop vectorizes.
+template <ActivationFunction A, class T, class C>
+DML_VECTOR_CLONES void finish_row(const FusedActivation& fused, const C* a, T* o, int64_t cols, C bias) {
+    for (int64_t i = 0; i < cols; ++i) o[i] = T(activate<A>(fused, C(a[i] + bias)));
+}
+
+// out[m, r, i] = T(act(acc[m, r, i] + bias[m])) over [channels, rows, cols]; in place when acc is the output. acc
+// and out rows lie at their own pitches.
 template <class T, class C>
-void finish_image(const FusedActivation& fused, const C* acc, T* out, const std::vector<C>& bias, int64_t O,
-                  ThreadPool& pool) {
+void finish(const FusedActivation& fused, const C* acc, int64_t acc_plane, int64_t acc_row, T* out, int64_t out_plane,
+            const C* bias, int64_t channels, int64_t rows, int64_t cols, ThreadPool& pool) {
     with_activation(fused.function, [&]<ActivationFunction A>() {
-        pool.parallel_for(bias.size(), 1, [&](size_t b, size_t e) {
-            for (size_t m = b; m < e; ++m) {
-                const C bm = bias[m];
-                const C* a = acc + m * O;
-                T* o = out + m * O;
-                for (int64_t i = 0; i < O; ++i) o[i] = T(activate<A>(fused, C(a[i] + bm)));
-            }
+        pool.parallel_for(channels, 1, [&](size_t b, size_t e) {
+            for (size_t m = b; m < e; ++m)
+                for (int64_t r = 0; r < rows; ++r)
+                    finish_row<A>(fused, acc + m * acc_plane + r * acc_row, out + m * out_plane + r * cols, cols, bias[m]);
         });
     });
 }
@@ -266,8 +409,9 @@ public:
           element_size_(type_ == DataType::Float64 ? 8 : 4),
           filter_elements_(node.inputs[1]->desc.element_count()),
           input_packed_(type_ != DataType::Float16 && image_packed(node.inputs[0]->desc)),
+          direct_(geometry_, type_),
           // the filter's place is kept for filters bound at dispatch (settled before initialize says which)
-          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16) {}
+          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16, direct_) {}
 
     uint64_t workspace_size() const override { return workspace_.total * element_size_; }
     uint64_t persistent_size() const override { return packed_filter_.size(); }
@@ -277,6 +421,10 @@ public:
         const TensorArg& w = constants[1];
         if (!w) return;
         visit_float([&]<class T, class C>() {
+            if (direct_) {
+                packed_filter_.resize(direct_.filter_elements(geometry_) * sizeof(float));
+                return pack_direct_filter<T>(w.as<T>(), geometry_, direct_, reinterpret_cast<float*>(packed_filter_.data()));
+            }
             packed_filter_.resize(filter_elements_ * sizeof(C));
             pack_filter<T, C>(w.as<T>(), geometry_, reinterpret_cast<C*>(packed_filter_.data()),
                               [](T v, uint32_t) { return C(v); });
@@ -295,21 +443,65 @@ private:
         });
     }
 
+    // The direct kernel's path: bands of output rows, each band's padded input gathered, then its accumulators
+    // computed and finished (bias, activation, the output's type, the padded columns dropped) while in the cache.
+    template <class T>
+    void run_direct(const KernelArgs& args, const float* bias) const {
+        const ConvGeometry& g = geometry_;
+        const DirectPlan& d = direct_;
+        float* ws = reinterpret_cast<float*>(args.workspace);
+        const float* filter = reinterpret_cast<const float*>(packed_filter_.data());
+        if (packed_filter_.empty()) {
+            pack_direct_filter<T>(args.inputs[1].as<T>(), g, d, ws);
+            filter = ws;
+        }
+        float* padded = ws + workspace_.input;
+        float* acc = ws + workspace_.col;
+        const int64_t O = g.out_spatial(), block = d.tile->block_positions;
+        const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
+        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, then the epilogue.
+        auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
+                        int64_t channels) {
+            const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
+                                      channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
+            args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
+            finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
+                             channels, rows, g.out[2], args.pool);
+        };
+        for (uint32_t n = 0; n < g.batch; ++n) {
+            T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
+            for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
+                const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
+                pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
+                if (d.depthwise) {
+                    band(image, 0, padded, filter, r0, rows, g.out_channels);
+                    continue;
+                }
+                for (int64_t group = 0; group < g.groups; ++group)
+                    band(image, group * g.group_out, padded + group * g.group_in * d.plane, filter + group * group_filter,
+                         r0, rows, g.group_out);
+            }
+        }
+    }
+
     template <class T, class C>
     void run_typed(const KernelArgs& args) const {
         const ConvGeometry& g = geometry_;
         const TensorArg &x = args.inputs[0], &w = args.inputs[1], &bias = args.inputs[2], &y = args.outputs[0];
         C* ws = reinterpret_cast<C*>(args.workspace);
         auto widen = [](T v, uint32_t) { return C(v); };
-        const C* filter = reinterpret_cast<const C*>(packed_filter_.data());
-        if (packed_filter_.empty()) {
-            pack_filter<T, C>(w.as<T>(), g, ws, widen);
-            filter = ws;
-        }
         std::vector<C> bias_values(g.out_channels, C(0));
         if (bias) {
             const int64_t stride = bias.desc->effective_strides()[1];
             for (int64_t m = 0; m < g.out_channels; ++m) bias_values[m] = C(bias.as<T>()[m * stride]);
+        }
+        if constexpr (std::is_same_v<C, float>)
+            if (direct_) return run_direct<T>(args, bias_values.data());
+        const C* filter = reinterpret_cast<const C*>(packed_filter_.data());
+        if (packed_filter_.empty()) {
+            pack_filter<T, C>(w.as<T>(), g, ws, widen);
+            filter = ws;
         }
         const bool epilogue = bias || !desc_.fused.is_none() || !std::is_same_v<T, C>;
         const int64_t O = g.out_spatial();
@@ -321,7 +513,8 @@ private:
             T* out = y.as<T>() + uint64_t(n) * g.out_channels * O;
             C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : ws + workspace_.acc;
             convolve_image(g, workspace_, filter, input, ws + workspace_.col, acc, args.pool);
-            if (epilogue) finish_image<T, C>(desc_.fused, acc, out, bias_values, O, args.pool);
+            if (epilogue)
+                finish<T, C>(desc_.fused, acc, O, O, out, O, bias_values.data(), g.out_channels, 1, O, args.pool);
         }
     }
 
@@ -330,6 +523,7 @@ private:
     DataType type_;
     uint64_t element_size_, filter_elements_;
     bool input_packed_;  // the input's images are read where they lie
+    DirectPlan direct_;  // empty unless the direct kernel runs this convolution
     ConvWorkspace workspace_;
     std::vector<std::byte> packed_filter_;  // a weight filter in pack_filter's layout; empty when bound at dispatch
 };

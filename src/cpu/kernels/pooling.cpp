@@ -2,6 +2,7 @@
 #include "../../core/ops/pooling.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "../../executor/pooling_math.h"
 #include "kernel.h"
@@ -13,31 +14,37 @@ namespace {
 
 // ---- sliding-window pooling -----------------------------------------------------------------------------------
 
-// One spatial dimension of a window: for each output position, the input coordinates its taps reach and how many
-// of its taps fall inside the padded input.
-struct AxisTaps {
-    std::vector<std::vector<int64_t>> taps;
-    std::vector<int64_t> padded_count;
+// One spatial dimension of a window: for each output position, the input coordinate of its first tap inside the
+// input and how many of its taps fall inside (they are consecutive, a dilation apart), and how many fall inside
+// the padded input.
+struct AxisWindows {
+    std::vector<int64_t> first, inside, padded;
+    int64_t dilation, most = 0;  // the largest `inside`
+
+    explicit AxisWindows(const PoolAxis& a)
+        : first(a.out, 0), inside(a.out, 0), padded(a.out, 0), dilation(a.dilation) {
+        for (int64_t o = 0; o < a.out; ++o) {
+            for (int64_t j = 0; j < a.size; ++j)
+                if (const int64_t i = a.at(o, j); a.inside(i) && inside[o]++ == 0) first[o] = i;
+            padded[o] = a.padded_taps(o);
+            most = std::max(most, inside[o]);
+        }
+    }
 };
 
-AxisTaps axis_taps(const PoolAxis& a) {
-    AxisTaps t{std::vector<std::vector<int64_t>>(a.out), std::vector<int64_t>(a.out, 0)};
-    for (int64_t o = 0; o < a.out; ++o) {
-        for (int64_t j = 0; j < a.size; ++j)
-            if (const int64_t i = a.at(o, j); a.inside(i)) t.taps[o].push_back(i);
-        t.padded_count[o] = a.padded_taps(o);
-    }
-    return t;
-}
+// Output positions a row of output is taken in at a time: their running results stay in the first-level cache.
+constexpr int64_t kPoolChunk = 256;
 
-// Calls f(out_index, tap, taps_inside, taps_in_padded_input) for every output element; tap(visit) calls
-// visit(input_offset, packed_input_index) for each tap inside the input, depth-major as DirectML scans a window.
+// Calls f(out_index, count, base, plane_index, input_rows, x, ox) for every chunk of `count` consecutive outputs
+// from ox along one output row, with input_rows(visit) calling visit(row_offset, row_index) for each input row
+// (depth, height) the chunk's windows reach, depth-major as DirectML scans a window: row_offset is the row's
+// first element through the input's strides from `base`, row_index its packed index from the plane's first.
 template <class F>
-void for_each_window(const KernelArgs& args, const PoolingWindow& w, F&& f) {
+void for_each_window_row(const KernelArgs& args, const PoolingWindow& w, F&& f) {
     const TensorDesc &x = *args.inputs[0].desc, &y = *args.outputs[0].desc;
     const PoolAxes g = pool_axes(w, x, y);
     const Strides st = x.effective_strides();
-    const AxisTaps axes[3] = {axis_taps(g.axis[0]), axis_taps(g.axis[1]), axis_taps(g.axis[2])};
+    const AxisWindows axes[3] = {AxisWindows(g.axis[0]), AxisWindows(g.axis[1]), AxisWindows(g.axis[2])};
     const int64_t channels = x.sizes[1], spatial = g.plane_size();
     const int64_t out[3] = {g.axis[0].out, g.axis[1].out, g.axis[2].out};
     const uint64_t rows = uint64_t(x.sizes[0]) * channels * out[0] * out[1];
@@ -46,16 +53,20 @@ void for_each_window(const KernelArgs& args, const PoolingWindow& w, F&& f) {
             const int64_t oy = r % out[1], oz = (r / out[1]) % out[0], nc = r / (out[1] * out[0]);
             const int64_t n = nc / channels, c = nc % channels;
             const int64_t base = n * int64_t(st[0]) + c * int64_t(st[1]);
-            for (int64_t ox = 0; ox < out[2]; ++ox) {
-                const auto &tz = axes[0].taps[oz], &ty = axes[1].taps[oy], &tx = axes[2].taps[ox];
-                const int64_t counted = axes[0].padded_count[oz] * axes[1].padded_count[oy] * axes[2].padded_count[ox];
-                auto tap = [&](auto&& visit) {
-                    for (int64_t z : tz)
-                        for (int64_t yy : ty)
-                            for (int64_t xx : tx) visit(base + g.offset(z, yy, xx), nc * spatial + g.index(z, yy, xx));
-                };
-                f(int64_t(r) * out[2] + ox, tap, int64_t(tz.size() * ty.size() * tx.size()), counted);
-            }
+            auto input_rows = [&](auto&& visit) {
+                for (int64_t i = 0; i < axes[0].inside[oz]; ++i) {
+                    const int64_t z = axes[0].first[oz] + i * axes[0].dilation;
+                    for (int64_t j = 0; j < axes[1].inside[oy]; ++j) {
+                        const int64_t yy = axes[1].first[oy] + j * axes[1].dilation;
+                        visit(g.offset(z, yy, 0), g.index(z, yy, 0));
+                    }
+                }
+            };
+            const int64_t counted_zy = axes[0].padded[oz] * axes[1].padded[oy];
+            const int64_t inside_zy = axes[0].inside[oz] * axes[1].inside[oy];
+            for (int64_t ox = 0; ox < out[2]; ox += kPoolChunk)
+                f(int64_t(r) * out[2] + ox, std::min(kPoolChunk, out[2] - ox), base, nc * spatial, input_rows,
+                  axes[2], ox, counted_zy, inside_zy);
         }
     });
 }
@@ -65,12 +76,56 @@ void run_average_pooling_typed(const KernelArgs& args) {
     const auto& d = args.desc<AveragePoolingDesc>();
     const T* in = args.inputs[0].as<T>();
     T* out = args.outputs[0].as<T>();
-    for_each_window(args, d.window, [&](int64_t o, auto&& tap, int64_t inside, int64_t counted) {
-        double sum = 0;
-        tap([&](int64_t at, int64_t) { sum += double(compute_t<T>(in[at])); });
-        // The builder guarantees a non-zero divisor.
-        out[o] = T(compute_t<T>(sum / double(d.include_padding ? counted : inside)));
+    const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
+    for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t, auto&& input_rows,
+                                            const AxisWindows& x, int64_t ox0, int64_t counted_zy, int64_t inside_zy) {
+        double sum[kPoolChunk] = {};
+        input_rows([&](int64_t offset, int64_t) {
+            const T* row = in + base + offset;
+            for (int64_t k = 0; k < count; ++k) {
+                const int64_t ox = ox0 + k;
+                for (int64_t t = 0; t < x.inside[ox]; ++t)
+                    sum[k] += double(compute_t<T>(row[(x.first[ox] + t * x.dilation) * sx]));
+            }
+        });
+        for (int64_t k = 0; k < count; ++k) {
+            // The builder guarantees a non-zero divisor.
+            const int64_t ox = ox0 + k;
+            const int64_t divisor = d.include_padding ? counted_zy * x.padded[ox] : inside_zy * x.inside[ox];
+            out[o + k] = T(compute_t<T>(sum[k] / double(divisor)));
+        }
     });
+}
+
+// Max pooling that also reports where each maximum lies (its packed index in the input): the first maximum in
+// scan order wins a tie; padding never does (it is -infinity). The builder guarantees at least one input tap.
+// Each window starts at its first tap, which revisited replaces nothing.
+template <class T, class Rows>
+void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, int64_t count, int64_t base,
+                      int64_t plane_index, Rows&& input_rows, const AxisWindows& x, int64_t ox0, int64_t sx) {
+    using C = compute_t<T>;
+    C best[kPoolChunk];
+    int64_t best_index[kPoolChunk];
+    bool first_row = true;
+    input_rows([&](int64_t offset, int64_t index) {
+        const T* row = in + base + offset;
+        for (int64_t k = 0; k < count; ++k) {
+            const int64_t ox = ox0 + k;
+            if (first_row) best[k] = C(row[x.first[ox] * sx]), best_index[k] = index + x.first[ox];
+            for (int64_t t = 0; t < x.inside[ox]; ++t) {
+                const int64_t xx = x.first[ox] + t * x.dilation;
+                const C v = C(row[xx * sx]);
+                if (replaces_extreme(v, best[k], true)) best[k] = v, best_index[k] = index + xx;
+            }
+        }
+        first_row = false;
+    });
+    for (int64_t k = 0; k < count; ++k) {
+        out[o + k] = T(best[k]);
+        const int64_t i = plane_index + best_index[k];
+        if (indices.desc->data_type == DataType::UInt64) indices.as<uint64_t>()[o + k] = uint64_t(i);
+        else indices.as<uint32_t>()[o + k] = uint32_t(i);
+    }
 }
 
 template <class T>
@@ -79,20 +134,51 @@ void run_max_pooling_typed(const KernelArgs& args) {
     const auto& d = args.desc<MaxPoolingDesc>();
     const T* in = args.inputs[0].as<T>();
     T* out = args.outputs[0].as<T>();
+    const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
     const TensorArg* indices = d.output_indices ? &args.outputs[1] : nullptr;
-    for_each_window(args, d.window, [&](int64_t o, auto&& tap, int64_t, int64_t) {
-        // The first maximum in scan order wins a tie; padding never does (it is -infinity). The builder guarantees
-        // at least one input tap.
-        bool first = true;
-        int64_t best_index = 0, best_at = 0;
-        tap([&](int64_t at, int64_t index) {
-            if (first || replaces_extreme(C(in[at]), C(in[best_at]), true))
-                best_index = index, best_at = at, first = false;
+    const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                          : std::numeric_limits<C>::lowest();
+    // Tap t of output x position ox reads the input row at tap_offsets[t * out + ox] (through the input's stride); a
+    // window with fewer taps inside the input than the longest revisits its last one, which changes nothing.
+    const AxisWindows x_axis(pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc).axis[2]);
+    const size_t width = x_axis.first.size();
+    std::vector<int64_t> tap_offsets(x_axis.most * width);
+    for (int64_t t = 0; t < x_axis.most; ++t)
+        for (size_t ox = 0; ox < width; ++ox)
+            tap_offsets[t * width + ox] = (x_axis.first[ox] + std::min(t, x_axis.inside[ox] - 1) * x_axis.dilation) * sx;
+    for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t plane_index,
+                                            auto&& input_rows, const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
+        if (indices) return max_with_indices(in, out, *indices, o, count, base, plane_index, input_rows, x, ox0, sx);
+        // The largest number, the first in scan order on a tie (-0 before 0), NaN only when every tap is. Taps in
+        // the inner loop go across outputs so that no output's chain of comparisons waits on its previous one.
+        C best[kPoolChunk];
+        std::fill(best, best + count, lowest);
+        const T* first_row = nullptr;
+        input_rows([&](int64_t offset, int64_t) {
+            const T* row = in + base + offset;
+            if (!first_row) first_row = row;
+            for (int64_t t = 0; t < x.most; ++t) {
+                const int64_t* at = tap_offsets.data() + t * x.first.size() + ox0;
+                for (int64_t k = 0; k < count; ++k) {
+                    const C v = C(row[at[k]]);
+                    best[k] = v > best[k] ? v : best[k];
+                }
+            }
         });
-        out[o] = in[best_at];
-        if (indices) {
-            if (indices->desc->data_type == DataType::UInt64) indices->as<uint64_t>()[o] = uint64_t(best_index);
-            else indices->as<uint32_t>()[o] = uint32_t(best_index);
+        for (int64_t k = 0; k < count; ++k) {
+            out[o + k] = T(best[k]);
+            // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
+            if constexpr (std::numeric_limits<C>::has_quiet_NaN)
+                if (best[k] == lowest) {
+                    bool number = false;
+                    input_rows([&](int64_t offset, int64_t) {
+                        for (int64_t t = 0; t < x.inside[ox0 + k]; ++t) {
+                            const C v = C(in[base + offset + (x.first[ox0 + k] + t * x.dilation) * sx]);
+                            number |= v == v;
+                        }
+                    });
+                    if (!number) out[o + k] = first_row[x.first[ox0 + k] * sx];
+                }
         }
     });
 }

@@ -12,6 +12,7 @@
 #include "../../executor/type_visits.h"
 #include "../thread_pool.h"
 #include "kernel.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
@@ -141,6 +142,17 @@ struct AxisSplit {
 };
 
 namespace detail {
+// o[j] = f(x[j * stride]...) along one row; rows whose inputs are all contiguous take a loop the compiler can
+// vectorize without checking strides.
+template <class Out, class F, class Inputs, size_t... I>
+DML_VECTOR_CLONES void map_row(Out* o, uint64_t n, F& f, const Inputs& x, const std::array<int64_t, sizeof...(I)>& stride,
+                               std::index_sequence<I...>) {
+    if (((stride[I] == 1) && ...))
+        for (uint64_t j = 0; j < n; ++j) o[j] = f(std::get<I>(x)[j]...);
+    else
+        for (uint64_t j = 0; j < n; ++j) o[j] = f(std::get<I>(x)[int64_t(j) * stride[I]]...);
+}
+
 template <class Out, class... In, class F, size_t... I>
 void map_elements(const KernelArgs& args, F& f, std::index_sequence<I...>) {
     constexpr size_t N = sizeof...(In) + 1;
@@ -150,9 +162,9 @@ void map_elements(const KernelArgs& args, F& f, std::index_sequence<I...>) {
     for_each_row<N>(args.pool, y.desc->sizes,
                     std::array<Strides, N>{y.desc->effective_strides(), args.inputs[I].desc->effective_strides()...},
                     [&](auto off, auto st, uint64_t n) {
-                        Out* o = out + off[0];  // the output is packed: its inner stride is 1
-                        for (uint64_t j = 0; j < n; ++j)
-                            o[j] = f(std::get<I>(in)[off[I + 1] + int64_t(j) * st[I + 1]]...);
+                        // the output is packed: its inner stride is 1
+                        map_row(out + off[0], n, f, std::tuple<const In*...>{(std::get<I>(in) + off[I + 1])...},
+                                std::array<int64_t, sizeof...(I)>{int64_t(st[I + 1])...}, std::index_sequence<I...>{});
                     });
 }
 }  // namespace detail

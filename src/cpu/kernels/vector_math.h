@@ -10,12 +10,21 @@
 
 #include "../../executor/scalar_math.h"
 
+// A hot loop built once per x86-64 vector width (AVX-512, AVX2 with FMA, the baseline) and picked when the module
+// loads (GCC / Clang function multi-versioning, x86-64 Linux builds); elsewhere the one baseline build. The helpers
+// below are always inlined, so each version holds its own copy and none compiled for a wider unit is shared.
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+#define DML_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define DML_VECTOR_CLONES
+#endif
+
 namespace dml::cpu {
 
 // exp(x) within 2 ulp for float: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7
 // (Horner), 2^n placed in the exponent bits. Below -87.3 (where exp leaves the normal floats) it gives 0, above
 // 88.4 +inf; NaN stays NaN. Selects, not branches, so that loops of it vectorize.
-inline float vector_exp(float x) {
+[[gnu::always_inline]] inline float vector_exp(float x) {
     constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
     float c = x < -87.3f ? -87.3f : x;
@@ -48,7 +57,7 @@ inline C activate(const FusedActivation& f, C x) {
 constexpr int kLanes = 16;
 
 template <class C>
-C lane_sum(const C* x, uint64_t n) {
+[[gnu::always_inline]] inline C lane_sum(const C* x, uint64_t n) {
     C acc[kLanes] = {};
     uint64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
@@ -61,7 +70,7 @@ C lane_sum(const C* x, uint64_t n) {
 
 // The largest element that is not NaN (-inf if none is).
 template <class C>
-C lane_max(const C* x, uint64_t n) {
+[[gnu::always_inline]] inline C lane_max(const C* x, uint64_t n) {
     C acc[kLanes];
     std::fill(acc, acc + kLanes, -std::numeric_limits<C>::infinity());
     uint64_t i = 0;

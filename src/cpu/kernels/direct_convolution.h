@@ -1,0 +1,43 @@
+// The direct convolution kernel: a stride-1 float convolution read straight from a zero-padded image, with no
+// im2col and no GEMM packing, a register tile of output channels x output positions accumulated in vector
+// registers (what oneDNN's and ONNX Runtime's direct kernels do). Output positions are counted over the padded
+// image's row width, so a block of them runs across rows and each tap of the filter is one fixed offset into the
+// padded plane; the columns past the output's width are computed and dropped by the caller's epilogue. Compiled
+// once per instruction set (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the
+// processor supports; this header is what the rest of the executor sees.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace dml::cpu {
+
+struct DirectConvolution {
+    const float* input;  // padded channels [channels][plane], read up to `block_positions` floats past the last one
+    int64_t plane;       // elements of a padded channel plane
+    // packed [ceil(out_channels / block_channels)][channels][taps][block_channels]; depthwise, [channels][taps]
+    const float* filter;
+    const int64_t* tap_offsets;  // each filter tap's offset in a padded plane
+    int64_t channels, taps, out_channels;
+    int64_t first;      // the padded-plane position of acc's first
+    int64_t positions;  // positions to compute from `first`
+    float* acc;  // [out_channels rounded up to whole blocks][acc_plane], written for positions in whole blocks
+    int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
+};
+
+// One register tile: output channels x positions a work item, and the loop that runs it over work items [begin,
+// end) of channel blocks x position blocks, channel block major. Depthwise (output channel c reads input channel
+// c alone; `channels` is 1), a tile is one channel.
+struct DirectTile {
+    int64_t block_channels, block_positions;
+    void (*run)(const DirectConvolution&, size_t begin, size_t end);
+};
+
+struct DirectKernel {
+    const char* name;
+    DirectTile wide, narrow, depthwise;  // narrow: fewer output channels a tile, for layers with few
+};
+
+// The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).
+const DirectKernel* direct_kernel();
+
+}  // namespace dml::cpu

@@ -1,0 +1,25 @@
+// The direct convolution for AVX2 with FMA (built with -mavx2 -mfma): 4 output channels x 3 vectors of 8
+// positions, 12 of the 16 vector registers accumulating (the narrow tile is the same: a narrower one spills).
+#include <immintrin.h>
+
+#include "direct_convolution_body.h"
+
+namespace dml::cpu {
+namespace {
+struct Avx2 {
+    using reg = __m256;
+    static constexpr int width = 8;
+    static reg zero() { return _mm256_setzero_ps(); }
+    static reg load(const float* p) { return _mm256_loadu_ps(p); }
+    static reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+    static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+    static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
+};
+}  // namespace
+
+extern const DirectKernel kDirectAvx2 = {"avx2",
+                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+                                         {1, 3 * 8, depthwise_rows<Avx2, 3>}};
+
+}  // namespace dml::cpu

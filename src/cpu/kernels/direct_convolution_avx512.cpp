@@ -1,0 +1,25 @@
+// The direct convolution for AVX-512 (built with -mavx512f -mfma): 8 output channels x 3 vectors of 16 positions,
+// or 4 x 6 for layers of few output channels, 24 of the 32 vector registers accumulating.
+#include <immintrin.h>
+
+#include "direct_convolution_body.h"
+
+namespace dml::cpu {
+namespace {
+struct Avx512 {
+    using reg = __m512;
+    static constexpr int width = 16;
+    static reg zero() { return _mm512_setzero_ps(); }
+    static reg load(const float* p) { return _mm512_loadu_ps(p); }
+    static reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+    static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+    static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
+};
+}  // namespace
+
+extern const DirectKernel kDirectAvx512 = {"avx512",
+                                           {8, 3 * 16, direct_rows<Avx512, 8, 3>},
+                                           {4, 6 * 16, direct_rows<Avx512, 4, 6>},
+                                           {1, 3 * 16, depthwise_rows<Avx512, 3>}};
+
+}  // namespace dml::cpu

@@ -1,0 +1,82 @@
+// The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
+// compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
+// store). Everything here is in an unnamed namespace and calls nothing out of line, so that no function compiled
+// for one instruction set can be merged by the linker into a caller built for another.
+#pragma once
+#include "direct_convolution.h"
+
+namespace dml::cpu {
+namespace {
+
+// acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p + tap_offsets[t]], for a
+// tile of MR output channels x NV vectors of positions held in registers.
+// The channels are taken in chunks whose filter block stays in the first-level cache, each chunk over all of this
+// call's work items, adding to what the chunks before it left in acc.
+template <class V, int MR, int NV>
+void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    constexpr int64_t block = int64_t(NV) * V::width;
+    constexpr int64_t chunk_floats = 4096;  // 16 KiB of filter
+    const int64_t position_blocks = (a.positions + block - 1) / block;
+    const int64_t chunk = chunk_floats / (MR * a.taps) > 0 ? chunk_floats / (MR * a.taps) : 1;
+    for (int64_t c0 = 0; c0 < a.channels; c0 += chunk) {
+        const int64_t c1 = a.channels - c0 < chunk ? a.channels : c0 + chunk;
+        for (size_t item = begin; item < end; ++item) {
+            const int64_t mb = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
+            const float* w = a.filter + (mb * a.channels + c0) * a.taps * MR;
+            float* out = a.acc + mb * MR * a.acc_plane + p;
+            typename V::reg acc[MR][NV];
+#pragma GCC unroll 8
+            for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+                for (int j = 0; j < NV; ++j)
+                    acc[i][j] = c0 == 0 ? V::zero() : V::load(out + i * a.acc_plane + j * V::width);
+            for (int64_t c = c0; c < c1; ++c) {
+                const float* in = a.input + c * a.plane + a.first + p;
+                for (int64_t t = 0; t < a.taps; ++t, w += MR) {
+                    const float* x = in + a.tap_offsets[t];
+                    typename V::reg v[NV];
+#pragma GCC unroll 8
+                    for (int j = 0; j < NV; ++j) v[j] = V::load(x + j * V::width);
+#pragma GCC unroll 8
+                    for (int i = 0; i < MR; ++i) {
+                        const typename V::reg b = V::broadcast(w + i);
+#pragma GCC unroll 8
+                        for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(b, v[j], acc[i][j]);
+                    }
+                }
+            }
+            // every block's MR rows have their acc plane (the last block's past out_channels are dropped later)
+#pragma GCC unroll 8
+            for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+                for (int j = 0; j < NV; ++j) V::store(out + i * a.acc_plane + j * V::width, acc[i][j]);
+        }
+    }
+}
+
+// Depthwise: acc[m, p] = sum over taps t of filter[m, t] * input[m, first + p + tap_offsets[t]], NV vectors of
+// positions of one channel a work item.
+template <class V, int NV>
+void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    constexpr int64_t block = int64_t(NV) * V::width;
+    const int64_t position_blocks = (a.positions + block - 1) / block;
+    for (size_t item = begin; item < end; ++item) {
+        const int64_t m = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
+        const float* w = a.filter + m * a.taps;
+        const float* in = a.input + m * a.plane + a.first + p;
+        typename V::reg acc[NV];
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) acc[j] = V::zero();
+        for (int64_t t = 0; t < a.taps; ++t) {
+            const typename V::reg b = V::broadcast(w + t);
+            const float* x = in + a.tap_offsets[t];
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; ++j) acc[j] = V::fma(b, V::load(x + j * V::width), acc[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) V::store(a.acc + m * a.acc_plane + p + j * V::width, acc[j]);
+    }
+}
+
+}  // namespace
+}  // namespace dml::cpu
