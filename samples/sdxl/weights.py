@@ -176,19 +176,22 @@ def _unet_name(key: str, per_block: int, upsampler_at: dict) -> str | None:
 
 def _vae_name(key: str, blocks: int) -> str | None:
     """diffusers' name for one LDM VAE name (without first_stage_model.); the decoder's up blocks run in the
-    opposite order in diffusers. The encoder is not used (no img2img here), so it is left out."""
-    if not key.startswith(("decoder.", "post_quant_conv.")):
+    opposite order in diffusers, the encoder's down blocks in the same."""
+    if not key.startswith(("encoder.", "decoder.", "quant_conv.", "post_quant_conv.")):
         return None
-    key = key.replace("decoder.norm_out.", "decoder.conv_norm_out.")
-    if m := re.match(r"decoder\.mid\.block_(\d)\.(.*)", key):
-        return f"decoder.mid_block.resnets.{int(m[1]) - 1}.{_resnet(m[2])}"
-    if m := re.match(r"decoder\.mid\.attn_1\.(\w+)\.(.*)", key):
-        return f"decoder.mid_block.attentions.0.{VAE_ATTENTION_NAMES[m[1]]}.{m[2]}"
-    if m := re.match(r"decoder\.up\.(\d+)\.block\.(\d+)\.(.*)", key):
-        return f"decoder.up_blocks.{blocks - 1 - int(m[1])}.resnets.{m[2]}.{_resnet(m[3])}"
-    if m := re.match(r"decoder\.up\.(\d+)\.upsample\.(.*)", key):
-        return f"decoder.up_blocks.{blocks - 1 - int(m[1])}.upsamplers.0.{m[2]}"
-    return key
+    half, rest = key.split(".", 1)
+    rest = rest.replace("norm_out.", "conv_norm_out.", 1) if rest.startswith("norm_out.") else rest
+    if m := re.match(r"mid\.block_(\d)\.(.*)", rest):
+        return f"{half}.mid_block.resnets.{int(m[1]) - 1}.{_resnet(m[2])}"
+    if m := re.match(r"mid\.attn_1\.(\w+)\.(.*)", rest):
+        return f"{half}.mid_block.attentions.0.{VAE_ATTENTION_NAMES[m[1]]}.{m[2]}"
+    if m := re.match(r"(up|down)\.(\d+)\.block\.(\d+)\.(.*)", rest):
+        block = blocks - 1 - int(m[2]) if m[1] == "up" else int(m[2])
+        return f"{half}.{m[1]}_blocks.{block}.resnets.{m[3]}.{_resnet(m[4])}"
+    if m := re.match(r"(up|down)\.(\d+)\.(upsample|downsample)\.(.*)", rest):
+        block = blocks - 1 - int(m[2]) if m[1] == "up" else int(m[2])
+        return f"{half}.{m[1]}_blocks.{block}.{m[3]}rs.0.{m[4]}"
+    return f"{half}.{rest}"
 
 
 def _open_clip_names(handle, keys: list[str]) -> dict:
