@@ -190,6 +190,18 @@ def test_single_file_configuration_matches_folder(model_files):
             assert a.config[key] == b.config[key], (name, key)
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+def test_weight_files_unmapped_after_compile(tmp_path, vocabulary, device):
+    """Each graph holds its own copy of the weights: once it is compiled, the files are unmapped (the pages read
+    would otherwise stay resident next to that copy: a full SDXL's 7 GB)."""
+    folder = tiny.write_folder(tmp_path / "model")
+    model = load(folder)
+    model.unet.weights.shape("conv_in.weight")  # a read maps the file
+    assert str(folder) in Path("/proc/self/maps").read_text()
+    Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH)
+    assert str(folder) not in Path("/proc/self/maps").read_text()
+
+
 def test_size_must_fit_the_vae(model_files, device):
     with pytest.raises(ValueError, match="multiple of 2"):
         Pipeline(load(model_files["folder"]), device, tiny.HEIGHT + 1, tiny.WIDTH)
