@@ -14,11 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from diffusers import AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
+from diffusers import (AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLImg2ImgPipeline,
+                       StableDiffusionXLPipeline, UNet2DConditionModel)
+from PIL import Image
 from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
 import sdxl_tiny as tiny
-from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, REFERENCE, SEED, STEPS, UNET_TIMESTEP
+from sdxl_tiny import (GUIDANCE, IMG2IMG_STARTS, IMG2IMG_STEPS, IMG2IMG_STRENGTH, NEGATIVE, ODD_LATENTS, PROMPT,
+                       REFERENCE, SEED, STEPS, UNET_TIMESTEP)
 
 
 def write_manifest() -> None:
@@ -37,6 +40,48 @@ def write_manifest() -> None:
     tiny.MANIFEST.write_text(json.dumps(manifest, separators=(",", ":")))
 
 
+def img2img(pipe, rng, out: dict) -> None:
+    """The VAE encoder's posterior for an image, and diffusers' img2img pipeline on it (an empty negative prompt)
+    with given noise: the posterior's sample and the added noise, drawn by diffusers' randn_tensor, are ours."""
+    import diffusers.models.autoencoders.vae as vae_module
+    import diffusers.pipelines.stable_diffusion_xl.pipeline_stable_diffusion_xl_img2img as img2img_module
+    y, x = np.mgrid[:tiny.HEIGHT, :tiny.WIDTH] / np.float32(max(tiny.HEIGHT, tiny.WIDTH))
+    smooth = np.stack([y, x, 1 - (x + y) / 2], axis=-1) * 255
+    out["img2img_input"] = np.clip(smooth + rng.normal(0, 24, smooth.shape), 0, 255).astype(np.uint8)
+    pixels = torch.from_numpy(out["img2img_input"].astype(np.float32) / 255).permute(2, 0, 1)[None] * 2 - 1
+    posterior = pipe.vae.encode(pixels).latent_dist
+    out["vae_mean"], out["vae_logvar"] = posterior.mean.numpy(), posterior.logvar.numpy()
+    latent_shape = (1, 4, tiny.HEIGHT // 2, tiny.WIDTH // 2)
+    out["posterior_noise"] = rng.standard_normal(latent_shape, dtype=np.float32)
+    out["img2img_noise"] = rng.standard_normal(latent_shape, dtype=np.float32)
+    draws = [torch.from_numpy(out["posterior_noise"]), torch.from_numpy(out["img2img_noise"])]
+
+    def given_noise(shape, generator=None, device=None, dtype=None, layout=None):
+        noise = draws.pop(0)
+        assert tuple(shape) == tuple(noise.shape)
+        return noise.to(dtype)
+
+    vae_module.randn_tensor = img2img_module.randn_tensor = given_noise
+    img2img = StableDiffusionXLImg2ImgPipeline(**pipe.components)
+    steps = []
+
+    def keep(pipeline, i, t, kwargs):
+        steps.append(kwargs["latents"].numpy().copy())
+        return kwargs
+
+    image = img2img(PROMPT, image=Image.fromarray(out["img2img_input"]), strength=IMG2IMG_STRENGTH,
+                    num_inference_steps=IMG2IMG_STEPS, guidance_scale=GUIDANCE, output_type="np",
+                    callback_on_step_end=keep).images
+    assert not draws
+    out["img2img_step_latents"], out["img2img_image"] = np.stack(steps), image[0].astype(np.float32)
+    starts = []
+    for steps, strength in IMG2IMG_STARTS:  # diffusers' own cut of the timesteps by strength
+        img2img.scheduler.set_timesteps(steps)
+        _, kept = img2img.get_timesteps(steps, strength, "cpu")
+        starts.append(steps - kept)
+    out["img2img_starts"] = np.array(starts)
+
+
 def main() -> None:
     write_manifest()
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,16 +92,14 @@ def main() -> None:
             for name, array in tiny.weights(component).items():
                 key = name if name in state else name.removeprefix("text_model.")
                 np.testing.assert_array_equal(state[key].numpy(), array, err_msg=f"{component}.{name}")
-        # The single file the test writes is what diffusers' own single-file loader reads as the same model
-        # (its VAE encoder aside, which the file leaves out).
+        # The single file the test writes is what diffusers' own single-file loader reads as the same model.
         single = StableDiffusionXLPipeline.from_single_file(tiny.write_single_file(Path(tmp) / "tiny.safetensors"),
                                                             config=str(folder), torch_dtype=torch.float32,
                                                             local_files_only=True)
         for component in ("unet", "vae", "text_encoder", "text_encoder_2"):
             mine, theirs = getattr(single, component).state_dict(), getattr(pipe, component).state_dict()
             for key, value in theirs.items():
-                if not key.startswith(("encoder.", "quant_conv.")):
-                    assert torch.equal(mine[key], value), f"{component}.{key}"
+                assert torch.equal(mine[key], value), f"{component}.{key}"
         out = {}
         tokens = [pipe.tokenizer, pipe.tokenizer_2]
         for i, tok in enumerate(tokens):
@@ -103,6 +146,7 @@ def main() -> None:
                          callback_on_step_end=keep).images
             out["step_latents"] = np.stack(steps)
             out["image"] = image[0].astype(np.float32)
+            img2img(pipe, rng, out)
     for spacing in ("leading", "trailing", "linspace"):  # the scheduler at 20 steps, each timestep spacing
         scheduler = EulerDiscreteScheduler.from_config(dict(tiny.SCHEDULER, timestep_spacing=spacing))
         scheduler.set_timesteps(20)

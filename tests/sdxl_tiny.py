@@ -25,11 +25,14 @@ from tokenizer import END, fetch_vocabulary, open_clip_vocabulary  # noqa: E402
 MANIFEST = Path(__file__).parent / "data" / "sdxl_tiny.json"
 REFERENCE = Path(__file__).parent / "data" / "sdxl_reference.npz"  # diffusers' outputs (tests/sdxl_reference.py)
 # What the reference runs: prompts (the "!!" meets bigG's "!" padding token), steps, guidance, the generator's
-# seed, one UNet call's timestep, and odd latent sizes (13 -> 7 -> 4 and 10 -> 5 -> 3 down the UNet: its
+# seed, one UNet call's timestep, odd latent sizes (13 -> 7 -> 4 and 10 -> 5 -> 3 down the UNet: its
 # upsampling must crop to the skips).
 PROMPT, NEGATIVE = "a photo of an astronaut riding a horse on mars!!", "blurry, low quality"
 STEPS, GUIDANCE, SEED, UNET_TIMESTEP = 2, 5.0, 7, 501.0
 ODD_LATENTS = (13, 10)
+# img2img: 4 steps at strength 0.6 keep the last 2; the (steps, strength) whose first kept step is checked.
+IMG2IMG_STEPS, IMG2IMG_STRENGTH = 4, 0.6
+IMG2IMG_STARTS = [(20, 0.3), (20, 0.75), (4, 0.6), (20, 1.0), (3, 0.5), (50, 0.99)]
 VOCABULARY = 49408
 HEIGHT, WIDTH = 32, 24  # the image; latents are 16 x 12 (the tiny VAE upsamples once)
 
@@ -152,23 +155,25 @@ def ldm_unet_name(name: str, per_block: int, cross: list[bool]) -> str:
     raise KeyError(name)
 
 
-def ldm_vae_name(name: str, blocks: int) -> str | None:
-    if not name.startswith(("decoder.", "post_quant_conv.")):
-        return None  # the encoder: not read by the sample
+def ldm_vae_name(name: str, blocks: int) -> str:
     attention = {"to_q": "q", "to_k": "k", "to_v": "v", "to_out.0": "proj_out", "group_norm": "norm"}
 
     def resnet(rest):
         return rest.replace("conv_shortcut", "nin_shortcut")
 
-    if m := re.match(r"decoder\.mid_block\.resnets\.(\d)\.(.*)", name):
-        return f"decoder.mid.block_{int(m[1]) + 1}.{resnet(m[2])}"
-    if m := re.match(r"decoder\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", name):
-        return f"decoder.mid.attn_1.{attention[m[1]]}.{m[2]}"
+    if m := re.match(r"(encoder|decoder)\.mid_block\.resnets\.(\d)\.(.*)", name):
+        return f"{m[1]}.mid.block_{int(m[2]) + 1}.{resnet(m[3])}"
+    if m := re.match(r"(encoder|decoder)\.mid_block\.attentions\.0\.(.*)\.(weight|bias)", name):
+        return f"{m[1]}.mid.attn_1.{attention[m[2]]}.{m[3]}"
     if m := re.match(r"decoder\.up_blocks\.(\d)\.resnets\.(\d)\.(.*)", name):
         return f"decoder.up.{blocks - 1 - int(m[1])}.block.{m[2]}.{resnet(m[3])}"
     if m := re.match(r"decoder\.up_blocks\.(\d)\.upsamplers\.0\.(.*)", name):
         return f"decoder.up.{blocks - 1 - int(m[1])}.upsample.{m[2]}"
-    return name.replace("decoder.conv_norm_out", "decoder.norm_out")
+    if m := re.match(r"encoder\.down_blocks\.(\d)\.resnets\.(\d)\.(.*)", name):
+        return f"encoder.down.{m[1]}.block.{m[2]}.{resnet(m[3])}"
+    if m := re.match(r"encoder\.down_blocks\.(\d)\.downsamplers\.0\.(.*)", name):
+        return f"encoder.down.{m[1]}.downsample.{m[2]}"
+    return name.replace(".conv_norm_out.", ".norm_out.")
 
 
 def open_clip_tensors(tensors: dict) -> dict:
@@ -206,9 +211,9 @@ def write_single_file(path: Path, configs: dict = CONFIGS, manifest: dict | None
     for name, a in weights("unet", manifest).items():
         out["model.diffusion_model." + ldm_unet_name(name, per_block, cross)] = half(a)
     for name, a in weights("vae", manifest).items():
-        if (new := ldm_vae_name(name, blocks)) is not None:
-            a = a.reshape(*a.shape, 1, 1) if ".mid.attn_1." in new and a.ndim == 2 else a
-            out["first_stage_model." + new] = half(a)
+        new = ldm_vae_name(name, blocks)
+        a = a.reshape(*a.shape, 1, 1) if ".mid.attn_1." in new and a.ndim == 2 else a
+        out["first_stage_model." + new] = half(a)
     for name, a in weights("text_encoder", manifest).items():
         out["conditioner.embedders.0.transformer." + name] = half(a)
     for name, a in open_clip_tensors(weights("text_encoder_2", manifest)).items():

@@ -3,6 +3,7 @@ through the sample's own loaders in both layouts (diffusers folder, single check
 for the same weights are in tests/data/sdxl_reference.npz (tests/sdxl_reference.py wrote them)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,9 @@ pytest.importorskip("tokenizers")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "sdxl"))
 
 import sdxl_tiny as tiny  # noqa: E402
-from sdxl_tiny import GUIDANCE, NEGATIVE, ODD_LATENTS, PROMPT, STEPS, UNET_TIMESTEP  # noqa: E402
-from pipeline import EulerDiscrete, Pipeline  # noqa: E402
+from sdxl_tiny import (GUIDANCE, IMG2IMG_STARTS, IMG2IMG_STEPS, IMG2IMG_STRENGTH, NEGATIVE, ODD_LATENTS,  # noqa: E402
+                       PROMPT, STEPS, UNET_TIMESTEP)
+from pipeline import EulerDiscrete, Pipeline, img2img_start  # noqa: E402
 from tokenizer import fetch_vocabulary  # noqa: E402
 from weights import load  # noqa: E402
 
@@ -107,6 +109,50 @@ def test_denoise_and_decode(pipeline):
     np.testing.assert_allclose(pipeline.decode(final), REFERENCE["image"], **TOLERANCE)
 
 
+def img2img_input() -> np.ndarray:
+    return REFERENCE["img2img_input"].astype(np.float32) / 255
+
+
+def test_img2img_start():
+    """The steps img2img keeps for a strength: diffusers' get_timesteps' cut; none kept or out of [0, 1] is an
+    error."""
+    for (steps, strength), start in zip(IMG2IMG_STARTS, REFERENCE["img2img_starts"]):
+        assert img2img_start(steps, strength) == start, (steps, strength)
+    for steps, strength in ((20, 0.04), (3, 0.3), (20, 0.0)):
+        with pytest.raises(ValueError, match="keeps none"):
+            img2img_start(steps, strength)
+    for strength in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+            img2img_start(20, strength)
+
+
+def test_vae_encoder(pipeline):
+    """The posterior's mean (no noise), and its sample for given noise: mean + exp(logvar / 2) noise, times
+    scaling_factor."""
+    scale = tiny.VAE["scaling_factor"]
+    np.testing.assert_allclose(pipeline.image_latents(img2img_input(), None), REFERENCE["vae_mean"] * scale,
+                               **TOLERANCE)
+    noise = REFERENCE["posterior_noise"]
+    expected = (REFERENCE["vae_mean"] + np.exp(0.5 * REFERENCE["vae_logvar"]) * noise) * scale
+    np.testing.assert_allclose(pipeline.image_latents(img2img_input(), noise), expected, **TOLERANCE)
+    with pytest.raises(ValueError, match="pipeline's size"):
+        pipeline.image_latents(img2img_input()[:, :8], None)
+
+
+def test_img2img(pipeline):
+    """diffusers' StableDiffusionXLImg2ImgPipeline with the same noise: the latents after each kept step, and
+    the image."""
+    context, added = pipeline.encode(PROMPT, "")
+    start = img2img_start(IMG2IMG_STEPS, IMG2IMG_STRENGTH)
+    sigma = EulerDiscrete(pipeline.model.scheduler, IMG2IMG_STEPS).sigmas[start]
+    latents = pipeline.image_latents(img2img_input(), REFERENCE["posterior_noise"]) + REFERENCE["img2img_noise"] * sigma
+    steps = []
+    final = pipeline.denoise(latents, context, added, IMG2IMG_STEPS, GUIDANCE, start=start,
+                             each_step=lambda i, x: steps.append(x.numpy()))
+    np.testing.assert_allclose(np.stack(steps), REFERENCE["img2img_step_latents"], rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(pipeline.decode(final), REFERENCE["img2img_image"], **TOLERANCE)
+
+
 def test_float16(model_files, device):
     """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image, with the VAE in
     float16 (the default, its activations scaled by 1/32) and in float32."""
@@ -117,6 +163,8 @@ def test_float16(model_files, device):
     np.testing.assert_allclose(pipeline.decode(latents), REFERENCE["image"], atol=2e-2)
     image, = pipeline.build_vae("float32")(dict(latents=latents))
     np.testing.assert_allclose(image[0].transpose(1, 2, 0), REFERENCE["image"], atol=2e-2)
+    mean = pipeline.image_latents(img2img_input(), None)  # the float16 encoder, activations scaled
+    np.testing.assert_allclose(mean, REFERENCE["vae_mean"] * tiny.VAE["scaling_factor"], atol=1e-2)
 
 
 def test_tokenizer_json_folder(tmp_path, vocabulary):
@@ -134,13 +182,24 @@ def test_single_file_configuration_matches_folder(model_files):
                 "down_block_types", "up_block_types", "addition_time_embed_dim"):
         assert list(np.atleast_1d(single.unet.config[key])) == list(np.atleast_1d(folder.unet.config[key])), key
     assert set(single.unet.weights) == set(folder.unet.weights)
-    decoder = {n for n in folder.vae.weights if n.startswith(("decoder.", "post_quant_conv."))}
-    assert set(single.vae.weights) == decoder
+    assert set(single.vae.weights) == set(folder.vae.weights)
     for name in ("text_encoder", "text_encoder_2"):
         a, b = getattr(single, name), getattr(folder, name)
         assert set(a.weights) == set(b.weights)
         for key in ("hidden_act", "num_attention_heads", "num_hidden_layers"):
             assert a.config[key] == b.config[key], (name, key)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+def test_weight_files_unmapped_after_compile(tmp_path, vocabulary, device):
+    """Each graph holds its own copy of the weights: once it is compiled, the files are unmapped (the pages read
+    would otherwise stay resident next to that copy: a full SDXL's 7 GB)."""
+    folder = tiny.write_folder(tmp_path / "model")
+    model = load(folder)
+    model.unet.weights.shape("conv_in.weight")  # a read maps the file
+    assert str(folder) in Path("/proc/self/maps").read_text()
+    Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH)
+    assert str(folder) not in Path("/proc/self/maps").read_text()
 
 
 def test_size_must_fit_the_vae(model_files, device):
@@ -154,14 +213,20 @@ def test_missing_weights(tmp_path):
         load(tmp_path)
 
 
-def test_float16_vae_overflow_falls_back_to_float32(model_files, device, monkeypatch, capsys):
-    """A scale that overflows float16 (the stream times 2^16) gives NaNs: the image is decoded again in float32."""
+@pytest.mark.parametrize("part", ["decoder", "encoder"])
+def test_float16_vae_overflow_falls_back_to_float32(model_files, device, monkeypatch, capsys, part):
+    """A scale that overflows float16 (the stream times 2^16) gives NaNs: the decoder (or the encoder) runs again
+    in float32, and so does the other half from then on."""
     import pipeline as pipeline_module
     monkeypatch.setattr(pipeline_module, "VAE_FLOAT16_SCALE", 2.0 ** 16)
     pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype="float16")
+    mean = REFERENCE["vae_mean"] * tiny.VAE["scaling_factor"]
+    if part == "encoder":
+        np.testing.assert_allclose(pipeline.image_latents(img2img_input(), None), mean, **TOLERANCE)
     image = pipeline.decode(REFERENCE["step_latents"][-1])
     assert "overflowed" in capsys.readouterr().err and pipeline.vae_dtype == "float32"
     np.testing.assert_allclose(image, REFERENCE["image"], **TOLERANCE)
+    np.testing.assert_allclose(pipeline.image_latents(img2img_input(), None), mean, **TOLERANCE)
 
 
 def test_generate_command(model_files, device, monkeypatch, tmp_path, capsys):
@@ -176,6 +241,34 @@ def test_generate_command(model_files, device, monkeypatch, tmp_path, capsys):
     assert Image.open(out).size == (tiny.WIDTH, tiny.HEIGHT)
     printed = capsys.readouterr().out
     assert "denoise" in printed and "vae decode" in printed
+
+
+def test_generate_img2img_command(model_files, device, monkeypatch, tmp_path, capsys):
+    """generate.py --image on the folder: the image's size cut to multiples of 8 (27x35 -> 24x32), the VAE
+    encoder's stage timed."""
+    from PIL import Image
+    import generate
+    source, out = tmp_path / "in.png", tmp_path / "out.png"
+    Image.fromarray(np.resize(REFERENCE["img2img_input"], (35, 27, 3))).save(source)
+    monkeypatch.setattr(sys, "argv", ["generate.py", PROMPT, "--model", str(model_files["folder"]), "--image",
+                                      str(source), "--strength", "0.5", "--steps", "2", "--device", device.kind,
+                                      "--output", str(out)])
+    generate.main()
+    assert Image.open(out).size == (24, 32)
+    printed = capsys.readouterr()
+    assert "vae encode" in printed.out and "1/1 steps" in printed.err  # strength 0.5 keeps 1 of the 2 steps
+
+
+@pytest.mark.parametrize("arguments, message", [(["--strength", "0.5"], "goes with --image"),
+                                                (["--image", "in.png", "--strength", "0.01"], "keeps none"),
+                                                (["--image", "in.png", "--strength", "2"], r"in \[0, 1\]")])
+def test_generate_img2img_arguments(monkeypatch, capsys, arguments, message):
+    """Bad img2img arguments are argparse errors before anything loads."""
+    import generate
+    monkeypatch.setattr(sys, "argv", ["generate.py", PROMPT, "--model", "nowhere", *arguments])
+    with pytest.raises(SystemExit):
+        generate.main()
+    assert re.search(message, capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("size", ["1001", "0", "64x", "12x8", "-8", "8x8x8"])

@@ -62,16 +62,17 @@ class Layers:
                         None if bias is None else dml.broadcast(self.row(bias), [1, 1, rows, n]),
                         trans_b=T)
 
-    def conv(self, x: dml.Expression, name: str, stride: int = 1, weight_scale: float = 1.0,
-             bias_scale: float = 1.0) -> dml.Expression:
-        """A 2-D convolution with `name`.weight [Cout, Cin, k, k] and `name`.bias, padding k // 2, the weight and
-        the bias multiplied by the scales given (see vae.py's activation scale)."""
+    def conv(self, x: dml.Expression, name: str, stride: int = 1, padding: tuple[int, int] | None = None,
+             weight_scale: float = 1.0, bias_scale: float = 1.0) -> dml.Expression:
+        """A 2-D convolution with `name`.weight [Cout, Cin, k, k] and `name`.bias, padding (before, after) each
+        spatial axis (default k // 2 on both sides), the weight and the bias multiplied by the scales given (see
+        vae.py's activation scale)."""
         w = self.array(f"{name}.weight")
-        pad = [w.shape[2] // 2] * 2
+        start, end = padding or (w.shape[2] // 2,) * 2
         bias = self.constant(self.array(f"{name}.bias") * np.float32(bias_scale), [1, w.shape[0], 1, 1])
         w = w if weight_scale == 1 else w * np.float32(weight_scale)
-        return dml.convolution(x, self.constant(w, w.shape), bias, strides=[stride] * 2, start_padding=pad,
-                               end_padding=pad)
+        return dml.convolution(x, self.constant(w, w.shape), bias, strides=[stride] * 2, start_padding=[start] * 2,
+                               end_padding=[end] * 2)
 
     def group_norm(self, x: dml.Expression, name: str, eps: float, silu: bool, groups: int = 32) -> dml.Expression:
         """GroupNorm over [N, C, H, W], then SiLU if asked (compile fuses it into the normalization)."""

@@ -6,7 +6,10 @@
   1 / sqrt(sigma^2 + 1), and run through the UNet as one batch of two (negative, positive); the two predictions
   combine as uncond + guidance (cond - uncond) and the latents come out advanced by (sigma_next - sigma) times
   that. Each step's output Buffer is the next step's input: the latents stay on the device;
-- vae: the decoder, latents -> image in [0, 1], in float16 with its activations scaled (vae.py) by default.
+- vae: the decoder, latents -> image in [0, 1], in float16 with its activations scaled (vae.py) by default;
+- vae_encoder (img2img, built on first use): image in [0, 1] -> the posterior's moments, in the VAE's precision.
+  diffusers' StableDiffusionXLImg2ImgPipeline: the latents are the posterior's sample (mean + std * noise) times
+  scaling_factor, plus noise at the first kept step's sigma; strength keeps the last int(steps * strength) steps.
 
 The weights live in the graphs as constants, uploaded to the device once when the graph is built.
 """
@@ -59,11 +62,22 @@ class EulerDiscrete:
         self.init_noise_sigma = top if spacing in ("linspace", "trailing") else np.float32((top ** 2 + 1) ** 0.5)
 
 
+def img2img_start(steps: int, strength: float) -> int:
+    """img2img's first step of `steps`: `strength` (0..1) keeps the last int(steps * strength) of them, as
+    diffusers' StableDiffusionXLImg2ImgPipeline.get_timesteps does."""
+    if not 0 <= strength <= 1:
+        raise ValueError(f"strength must be in [0, 1], got {strength}")
+    kept = min(int(steps * strength), steps)
+    if kept < 1:
+        raise ValueError(f"strength {strength} keeps none of {steps} steps: raise the strength or the steps")
+    return steps - kept
+
+
 class Pipeline:
     """SDXL compiled for one device and one image size (multiples of the VAE's factor: 8 for SDXL)."""
 
     def __init__(self, model: Model, device: dml.Device, height: int, width: int, unet_dtype: str = "float16",
-                 text_dtype: str = "float16", vae_dtype: str = "float16"):
+                 text_dtype: str = "float16", vae_dtype: str = "float16", vae_encoder: bool = False):
         self.model, self.device = model, device
         self.unet_dtype, self.text_dtype = unet_dtype, text_dtype
         self.height, self.width = height, width
@@ -76,6 +90,8 @@ class Pipeline:
         self.step = self._timed("compile unet", self._build_step)
         self.vae_dtype = vae_dtype
         self.vae = self._timed("compile vae", lambda: self.build_vae(vae_dtype))
+        self.vae_encoder = (self._timed("compile vae encoder", lambda: self.build_vae_encoder(vae_dtype))
+                            if vae_encoder else None)  # else built on first use
         self._unet_call = None
 
     def _timed(self, name, build):
@@ -86,6 +102,14 @@ class Pipeline:
 
     # --- the graphs ---------------------------------------------------------------------------------------------
 
+    def _compile(self, graph: dml.Graph, outputs: list) -> dml.CompiledOperator:
+        """The graph compiled; then the weight files are unmapped: the graph holds its copy of each weight, and
+        the file pages read would otherwise stay in the process's resident memory next to it."""
+        op = graph.compile(outputs)
+        for part in (self.model.text_encoder, self.model.text_encoder_2, self.model.unet, self.model.vae):
+            part.weights.close()
+        return op
+
     def _build_text(self) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
         first, second = self.model.text_encoder, self.model.text_encoder_2
@@ -93,7 +117,7 @@ class Pipeline:
         eos = g.input([1, 2, 1, 77], self.text_dtype, name="eos")
         states, _ = clip.build(Layers(g, first.weights, self.text_dtype), first.config, ids[0], None)
         states_2, pooled = clip.build(Layers(g, second.weights, self.text_dtype), second.config, ids[1], eos)
-        return g.compile([dml.join([states, states_2], axis=3), pooled])
+        return self._compile(g, [dml.join([states, states_2], axis=3), pooled])
 
     def _unet_inputs(self, g: dml.Graph, batch: int):
         weights = self.model.unet.weights
@@ -117,7 +141,7 @@ class Pipeline:
         prediction = unet.build(layers, self.model.unet.config, dml.join([sample, sample], axis=0), time_features,
                                 context, added)
         uncond, cond = dml.split(dml.cast(prediction, dtype="float32"), axis=0, output_axis_sizes=[1, 1])
-        return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
+        return self._compile(g, [latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
 
     def build_vae(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
@@ -125,7 +149,16 @@ class Pipeline:
         x = latents if dtype == "float32" else dml.cast(latents, dtype=dtype)
         image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
                           activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return g.compile([image if dtype == "float32" else dml.cast(image, dtype="float32")])
+        return self._compile(g, [image if dtype == "float32" else dml.cast(image, dtype="float32")])
+
+    def build_vae_encoder(self, dtype: str) -> dml.CompiledOperator:
+        g = dml.Graph(self.device)
+        image = g.input([1, 3, self.height, self.width], name="image")  # in [0, 1]
+        x = image * 2.0 - 1.0
+        moments = vae.encode(Layers(g, self.model.vae.weights, dtype), self.model.vae.config,
+                             x if dtype == "float32" else dml.cast(x, dtype=dtype),
+                             activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
+        return self._compile(g, [moments if dtype == "float32" else dml.cast(moments, dtype="float32")])
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
         """One plain UNet evaluation (no guidance) for a batch of two: the prediction for `sample` [2, C, h, w]
@@ -135,7 +168,7 @@ class Pipeline:
             s = g.input([2, *self.latent_shape[1:]], self.unet_dtype, name="sample")
             inputs = self._unet_inputs(g, batch=2)
             layers = Layers(g, self.model.unet.weights, self.unet_dtype)
-            self._unet_call = g.compile([unet.build(layers, self.model.unet.config, s, *inputs)])
+            self._unet_call = self._compile(g, [unet.build(layers, self.model.unet.config, s, *inputs)])
         out, = self._unet_call(dict(sample=sample, time=self.time_features(timestep), context=context.reshape(-1),
                                     added=added.reshape(-1)))
         return out
@@ -171,17 +204,32 @@ class Pipeline:
         noise = np.random.default_rng(seed).standard_normal(self.latent_shape, dtype=np.float32)
         return noise * scheduler.init_noise_sigma
 
+    def image_latents(self, image: np.ndarray, noise: np.ndarray | None) -> np.ndarray:
+        """img2img's clean latents [1, 4, h, w] for an image [H, W, 3] in [0, 1] (the pipeline's size): the VAE
+        encoder's posterior sampled with `noise` (mean + std * noise; its mean for None), times scaling_factor."""
+        if image.shape != (self.height, self.width, 3):
+            raise ValueError(f"the image is {image.shape}, the pipeline's size is ({self.height}, {self.width}, 3)")
+        if self.vae_encoder is None:
+            self.vae_encoder = self.build_vae_encoder(self.vae_dtype)
+        image = np.ascontiguousarray(image.transpose(2, 0, 1)[None], np.float32)
+        moments = self._run_vae("vae_encoder", dict(image=image))
+        mean, log_variance = np.split(moments, 2, axis=1)
+        if noise is not None:
+            mean = mean + np.exp(0.5 * np.clip(log_variance, -30, 20)) * noise
+        return (mean * np.float32(self.model.vae.config.get("scaling_factor", 0.13025))).astype(np.float32)
+
     def denoise(self, latents: np.ndarray, context: np.ndarray, added: np.ndarray, steps: int, guidance: float,
-                each_step=None) -> dml.Buffer:
-        """The latents (a Buffer) after `steps` Euler steps from `latents` (float32, already scaled by the
-        scheduler's init_noise_sigma). `each_step(i, latents)` is called after each step."""
+                each_step=None, start: int = 0) -> dml.Buffer:
+        """The latents (a Buffer) after Euler steps `start`..`steps - 1` of `steps` from `latents` (float32: for
+        text to image, noise scaled by the scheduler's init_noise_sigma; for img2img, image latents plus noise
+        times sigmas[start]). `each_step(i, latents)` is called after each step."""
         scheduler = EulerDiscrete(self.model.scheduler, steps)
         fixed = dict(context=dml.Buffer(self.device, context.reshape(1, 1, -1, context.shape[-1]), self.unet_dtype),
                      added=dml.Buffer(self.device, added.reshape(1, 1, *added.shape), self.unet_dtype),
                      guidance=np.full((1, 1, 1, 1), guidance, np.float32))
         x = dml.Buffer(self.device, np.ascontiguousarray(latents, np.float32))
         sigmas = scheduler.sigmas
-        for i, t in enumerate(scheduler.timesteps):
+        for i, t in enumerate(scheduler.timesteps[start:], start):
             x, = self.step(dict(fixed, latents=x, time=self.time_features(t),
                                 scale_in=np.full((1, 1, 1, 1), 1 / np.sqrt(sigmas[i] ** 2 + 1), np.float32),
                                 step=np.full((1, 1, 1, 1), sigmas[i + 1] - sigmas[i], np.float32)),
@@ -193,9 +241,15 @@ class Pipeline:
     def decode(self, latents) -> np.ndarray:
         """The image [H, W, 3] (float32 in [0, 1]) for latents (a Buffer or an array). Should the float16 VAE
         still overflow (a NaN in the image), the VAE is rebuilt in float32 and the image decoded again."""
-        image, = self.vae(dict(latents=latents))
-        if self.vae_dtype != "float32" and not np.isfinite(image).all():
-            print("the float16 VAE overflowed: decoding in float32", file=sys.stderr)
+        return self._run_vae("vae", dict(latents=latents))[0].transpose(1, 2, 0)
+
+    def _run_vae(self, part: str, inputs: dict) -> np.ndarray:
+        """The output of the VAE's decoder ("vae") or encoder ("vae_encoder"). Should the float16 VAE overflow
+        (a NaN), the whole VAE goes to float32 (the encoder rebuilt when next used) and the part runs again."""
+        out, = getattr(self, part)(inputs)
+        if self.vae_dtype != "float32" and not np.isfinite(out).all():
+            print("the float16 VAE overflowed: running it in float32", file=sys.stderr)
             self.vae_dtype, self.vae = "float32", self.build_vae("float32")
-            image, = self.vae(dict(latents=latents))
-        return image[0].transpose(1, 2, 0)
+            self.vae_encoder = None if part == "vae" else self.build_vae_encoder("float32")
+            out, = getattr(self, part)(inputs)
+        return out

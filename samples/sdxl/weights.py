@@ -30,14 +30,25 @@ HEAD_SIZE = 64  # SDXL's attention heads are 64 wide in the UNet and both text e
 
 class Tensors(Mapping):
     """name -> NumPy array, read on access from memory-mapped safetensors files. `names` maps each name to
-    (file handle, name in the file, a function applied to the array or None)."""
+    (file path, name in the file, a function applied to the array or None). The files stay mapped until
+    close(): the pages read count in the process's resident memory until then (a full SDXL's 7 GB)."""
 
     def __init__(self, names: dict):
         self.names = names
+        self._handles = {}
+
+    def _handle(self, path: Path):
+        if path not in self._handles:
+            self._handles[path] = _open(path)
+        return self._handles[path]
+
+    def close(self) -> None:
+        """Unmaps the files; a later read maps them again."""
+        self._handles.clear()
 
     def __getitem__(self, name):
-        handle, stored, transform = self.names[name]
-        array = handle.get_tensor(stored)
+        path, stored, transform = self.names[name]
+        array = self._handle(path).get_tensor(stored)
         return array if transform is None else transform(array)
 
     def __iter__(self):
@@ -47,9 +58,9 @@ class Tensors(Mapping):
         return len(self.names)
 
     def shape(self, name) -> tuple:
-        handle, stored, transform = self.names[name]
+        path, stored, transform = self.names[name]
         if transform is None:
-            return tuple(handle.get_slice(stored).get_shape())
+            return tuple(self._handle(path).get_slice(stored).get_shape())
         return self[name].shape
 
 
@@ -95,7 +106,7 @@ def _tensors(files: list[Path], rename=lambda name: name) -> Tensors:
         handle = _open(path)
         for key in handle.keys():
             if (new := rename(key)) is not None:
-                names[new] = (handle, key, None)
+                names[new] = (path, key, None)
     return Tensors(names)
 
 
@@ -176,22 +187,25 @@ def _unet_name(key: str, per_block: int, upsampler_at: dict) -> str | None:
 
 def _vae_name(key: str, blocks: int) -> str | None:
     """diffusers' name for one LDM VAE name (without first_stage_model.); the decoder's up blocks run in the
-    opposite order in diffusers. The encoder is not used (no img2img here), so it is left out."""
-    if not key.startswith(("decoder.", "post_quant_conv.")):
+    opposite order in diffusers, the encoder's down blocks in the same."""
+    if not key.startswith(("encoder.", "decoder.", "quant_conv.", "post_quant_conv.")):
         return None
-    key = key.replace("decoder.norm_out.", "decoder.conv_norm_out.")
-    if m := re.match(r"decoder\.mid\.block_(\d)\.(.*)", key):
-        return f"decoder.mid_block.resnets.{int(m[1]) - 1}.{_resnet(m[2])}"
-    if m := re.match(r"decoder\.mid\.attn_1\.(\w+)\.(.*)", key):
-        return f"decoder.mid_block.attentions.0.{VAE_ATTENTION_NAMES[m[1]]}.{m[2]}"
-    if m := re.match(r"decoder\.up\.(\d+)\.block\.(\d+)\.(.*)", key):
-        return f"decoder.up_blocks.{blocks - 1 - int(m[1])}.resnets.{m[2]}.{_resnet(m[3])}"
-    if m := re.match(r"decoder\.up\.(\d+)\.upsample\.(.*)", key):
-        return f"decoder.up_blocks.{blocks - 1 - int(m[1])}.upsamplers.0.{m[2]}"
-    return key
+    half, rest = key.split(".", 1)
+    rest = rest.replace("norm_out.", "conv_norm_out.", 1) if rest.startswith("norm_out.") else rest
+    if m := re.match(r"mid\.block_(\d)\.(.*)", rest):
+        return f"{half}.mid_block.resnets.{int(m[1]) - 1}.{_resnet(m[2])}"
+    if m := re.match(r"mid\.attn_1\.(\w+)\.(.*)", rest):
+        return f"{half}.mid_block.attentions.0.{VAE_ATTENTION_NAMES[m[1]]}.{m[2]}"
+    if m := re.match(r"(up|down)\.(\d+)\.block\.(\d+)\.(.*)", rest):
+        block = blocks - 1 - int(m[2]) if m[1] == "up" else int(m[2])
+        return f"{half}.{m[1]}_blocks.{block}.resnets.{m[3]}.{_resnet(m[4])}"
+    if m := re.match(r"(up|down)\.(\d+)\.(upsample|downsample)\.(.*)", rest):
+        block = blocks - 1 - int(m[2]) if m[1] == "up" else int(m[2])
+        return f"{half}.{m[1]}_blocks.{block}.{m[3]}rs.0.{m[4]}"
+    return f"{half}.{rest}"
 
 
-def _open_clip_names(handle, keys: list[str]) -> dict:
+def _open_clip_names(path: Path, keys: list[str]) -> dict:
     """OpenCLIP's text tower names -> transformers' CLIP names; its fused in_proj splits into q, k, v."""
     names = {}
     simple = {"token_embedding.weight": "text_model.embeddings.token_embedding.weight",
@@ -203,17 +217,17 @@ def _open_clip_names(handle, keys: list[str]) -> dict:
     for key in keys:
         rest = key[len(CLIP_G_PREFIX):]
         if rest in simple:
-            names[simple[rest]] = (handle, key, None)
+            names[simple[rest]] = (path, key, None)
         elif rest == "text_projection":  # stored [D, P] to be multiplied from the right: transformers' is [P, D]
-            names["text_projection.weight"] = (handle, key, lambda a: a.T)
+            names["text_projection.weight"] = (path, key, lambda a: a.T)
         elif m := re.match(r"transformer\.resblocks\.(\d+)\.(.*)[._](weight|bias)$", rest):
             p = f"text_model.encoder.layers.{m[1]}"
             if m[2] == "attn.in_proj":
                 for i, q in enumerate("qkv"):
-                    names[f"{p}.self_attn.{q}_proj.{m[3]}"] = (handle, key, lambda a, i=i: a[i * len(a) // 3:
-                                                                                            (i + 1) * len(a) // 3])
+                    names[f"{p}.self_attn.{q}_proj.{m[3]}"] = (path, key, lambda a, i=i: a[i * len(a) // 3:
+                                                                                          (i + 1) * len(a) // 3])
             elif m[2] in layer:
-                names[f"{p}.{layer[m[2]]}.{m[3]}"] = (handle, key, None)
+                names[f"{p}.{layer[m[2]]}.{m[3]}"] = (path, key, None)
     return names
 
 
@@ -244,8 +258,7 @@ def _unet_config(weights: Tensors) -> dict:
 
 
 def load_single_file(path: Path) -> Model:
-    handle = _open(path)
-    keys = list(handle.keys())
+    keys = list(_open(path).keys())
     unet_keys = [k[len(UNET_PREFIX):] for k in keys if k.startswith(UNET_PREFIX)]
     # Down block b is input_blocks (per_block + 1) b + 1 ...: per_block ResNet blocks (each with its attention,
     # if any), then its downsampler (input_blocks.i.0.op). The first downsampler's index gives per_block.
@@ -253,20 +266,20 @@ def load_single_file(path: Path) -> Model:
     # An up block's upsampler is output_blocks.i.1.conv (no attention) or output_blocks.i.2.conv.
     upsampler_at = {int(m[1]): int(m[2]) for k in unet_keys
                     if (m := re.match(r"output_blocks\.(\d+)\.(\d)\.conv\.weight$", k))}
-    unet = Tensors({n: (handle, UNET_PREFIX + k, None) for k in unet_keys
+    unet = Tensors({n: (path, UNET_PREFIX + k, None) for k in unet_keys
                     if (n := _unet_name(k, per_block, upsampler_at)) is not None})
 
     vae_keys = [k[len(VAE_PREFIX):] for k in keys if k.startswith(VAE_PREFIX)]
     vae_blocks = len({m[1] for k in vae_keys if (m := re.match(r"decoder\.up\.(\d+)\.", k))})
-    vae = Tensors({n: (handle, VAE_PREFIX + k, None) for k in vae_keys if (n := _vae_name(k, vae_blocks)) is not None})
+    vae = Tensors({n: (path, VAE_PREFIX + k, None) for k in vae_keys if (n := _vae_name(k, vae_blocks)) is not None})
     vae_config = dict(block_out_channels=[vae.shape(f"decoder.up_blocks.{i}.resnets.0.conv1.weight")[0]
                                           for i in range(vae_blocks)][::-1],
                       layers_per_block=_count(vae, r"decoder\.up_blocks\.0\.resnets\.(\d+)\.") - 1,
                       norm_num_groups=32, scaling_factor=0.13025)
 
-    clip_l = Tensors({_text_model_name(k[len(CLIP_L_PREFIX):]): (handle, k, None) for k in keys
+    clip_l = Tensors({_text_model_name(k[len(CLIP_L_PREFIX):]): (path, k, None) for k in keys
                       if k.startswith(CLIP_L_PREFIX) and not k.endswith("position_ids")})
-    clip_g = Tensors(_open_clip_names(handle, [k for k in keys if k.startswith(CLIP_G_PREFIX)]))
+    clip_g = Tensors(_open_clip_names(path, [k for k in keys if k.startswith(CLIP_G_PREFIX)]))
     tokenizer = ClipTokenizer.from_open_clip_vocabulary
     return Model(text_encoder=Component(clip_l, _text_config(clip_l, "quick_gelu")),
                  text_encoder_2=Component(clip_g, _text_config(clip_g, "gelu")),
