@@ -62,6 +62,11 @@ compile_one() {
     case $source in
         src/runtime/* | */generated/*) flags+=(-Isrc) ;;
         src/directml/*) flags+=(-I"$work/directx-headers") ;;
+        src/cpu/*) flags+=(-DDML_X86_DISPATCH) ;;  # as CMake builds the cpu executor with GCC on x86-64
+    esac
+    case $source in  # the per-instruction-set files, with the target flags CMake gives them
+        *_avx512.cpp) flags+=(-mavx512f -mfma) ;;
+        *_avx2.cpp) flags+=(-mavx2 -mfma) ;;
     esac
     local name=${source//\//_}
     if ! $LAUNCHER "$CXX" -std=c++20 -O0 "${flags[@]}" -c "$source" -o "$work/$name.o" > "$work/log/$name" 2>&1; then
