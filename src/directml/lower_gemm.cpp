@@ -9,7 +9,7 @@ void register_gemm_lowerings(LoweringTable& t) {
         return c.lowered(DML_OPERATOR_GEMM,
                          DML_GEMM_OPERATOR_DESC{c.input(0), c.input(1), c.input(2), c.output(0),
                                                 DML_MATRIX_TRANSFORM(d.trans_a), DML_MATRIX_TRANSFORM(d.trans_b),
-                                                d.alpha, d.beta, c.fused(d.fused)});
+                                                d.alpha, d.beta, c.after(d.fused)});
     });
     add_lowering<MatrixMultiplyIntegerDesc>(t, [](LoweringContext& c, const MatrixMultiplyIntegerDesc&) {
         return c.lowered(DML_OPERATOR_MATRIX_MULTIPLY_INTEGER,

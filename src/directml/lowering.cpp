@@ -114,6 +114,11 @@ const DML_OPERATOR_DESC* LoweringContext::fused(const FusedActivation& f) {
     return store.add(activation_desc(store, f, nullptr, nullptr));
 }
 
+const DML_OPERATOR_DESC* LoweringContext::after(const FusedActivation& f) {
+    unfused_ = f;
+    return nullptr;
+}
+
 std::vector<std::type_index> lowered_operator_types() {
     std::vector<std::type_index> types;
     for (const auto& entry : lowering_table()) types.push_back(entry.first);

@@ -69,6 +69,10 @@ public:
     // The node's fused activation as DirectML's description: null for none, and for one DirectML cannot fuse,
     // which is then run after the operator.
     const DML_OPERATOR_DESC* fused(const FusedActivation& f);
+    // The node's activation run after the operator as a node of its own, fusable or not (null): for GEMM, whose
+    // fused activation DirectML's CompileGraph misplaces when it folds a following ADD into the GEMM (it computes
+    // act(x w + r) for act(x w) + r).
+    const DML_OPERATOR_DESC* after(const FusedActivation& f);
     // The result: `desc` of operator `type`, kept in the store.
     template <class T>
     Lowered lowered(DML_OPERATOR_TYPE type, T desc) {
