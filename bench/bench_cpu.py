@@ -4,7 +4,7 @@ Peers: NumPy (its OpenBLAS) and PyTorch CPU (oneDNN under its convolutions), whe
 with the faster of the two. Prints one row per case: our median time, the faster peer's, and the ratio peer/ours
 (above 1: we are faster); convolution rows add our compiled graph's temporary memory. Ours and the peers run
 interleaved (one call of each in turn, `repeat` rounds) so that a change in the machine's load touches all alike.
-Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...]
+Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...] [--cpu-time]
 """
 
 import argparse
@@ -25,6 +25,11 @@ def median_time(fn, repeat):
     return interleaved_medians({"": fn}, repeat)[""]
 
 
+# What times a call: wall time, or with --cpu-time the process's CPU time (time.process_time), which on one thread
+# leaves out the time other processes hold the core (a shared machine's load) but also any idle wait of ours.
+clock = time.perf_counter
+
+
 def interleaved_medians(fns, repeat):
     """{name: median seconds} of the calls in `fns`, each warmed up once, then timed one after the other in turn."""
     for fn in fns.values():
@@ -32,10 +37,15 @@ def interleaved_medians(fns, repeat):
     times = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t = time.perf_counter()
+            t = clock()
             fn()
-            times[name].append(time.perf_counter() - t)
+            times[name].append(clock() - t)
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def use_cpu_time(on):
+    global clock
+    clock = time.process_time if on else time.perf_counter
 
 
 def row(name, ours, peer_name, peer, note=""):
@@ -170,7 +180,9 @@ def main():
     parser.add_argument("--threads", type=int, default=None, help="our threads (dml.Device(threads=)); torch's too")
     parser.add_argument("--only", nargs="*", default=None, help="rows of these groups: gemm, elementwise, softmax, "
                         "batch_norm, instance_norm, max_pool, depthwise, conv")
+    parser.add_argument("--cpu-time", action="store_true", help="time by process CPU time (meant for --threads 1)")
     args = parser.parse_args()
+    use_cpu_time(args.cpu_time)
     device = dml.Device("cpu", threads=args.threads)
     if torch is not None and args.threads:
         torch.set_num_threads(args.threads)

@@ -12,6 +12,7 @@ dml.Buffers / torch tensors), and torch runs eagerly with cuDNN's benchmark mode
 synchronized result. Needs PyTorch and Pillow; onnx and onnxruntime for the second peer (none is a dependency
 of the package).
 Run: python bench/bench_samples.py [--device cpu|cuda] [--repeat N] [--data DIR] [--only NAME ...] [--threads N]
+     [--cpu-time]
 """
 
 import argparse
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import directml as dml
-from bench_cpu import interleaved_medians, row
+from bench_cpu import interleaved_medians, row, use_cpu_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
 import sample_data  # noqa: E402
@@ -306,7 +307,9 @@ def main():
     parser.add_argument("--data", type=Path, default=None, help="sample data folder (as the samples take it)")
     parser.add_argument("--only", nargs="*", default=None, help="names starting with these (mnist, candy, ...)")
     parser.add_argument("--threads", type=int, default=None, help="cpu: every side's thread count (default: all)")
+    parser.add_argument("--cpu-time", action="store_true", help="cpu: time by process CPU time (for --threads 1)")
     args = parser.parse_args()
+    use_cpu_time(args.cpu_time)
     data = sample_data.data_dir(args.data)
     device = dml.Device(args.device, threads=args.threads) if args.threads else dml.Device(args.device)
     if args.threads:

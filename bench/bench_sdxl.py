@@ -4,7 +4,8 @@ Full-size SDXL base 1.0 (its configurations, random weights made by diffusers / 
 1024x1024, 20 Euler steps, guidance 5 (a batch-2 UNet per step), both text encoders and the float32 VAE decode:
 - per image: prompt to pixels on the host, median of --images runs after one warm-up;
 - the UNet step alone: ours is the compiled step (batch-2 UNet + guidance + Euler update) on device Buffers,
-  diffusers' the batch-2 UNet call;
+  diffusers' the batch-2 UNet call, made with the pipeline's arguments (so torch.compile's graph serves it too:
+  the row's compiled_graphs says 1 where nothing recompiled);
 - the VAE decode alone: diffusers' in float32 (its pipeline upcasts SDXL's VAE), ours in float16 with scaled
   activations (the default) and in float32;
 - peak device memory: torch.cuda.max_memory_allocated for diffusers; for ours the device's used memory (cudaMemGetInfo)
@@ -15,7 +16,7 @@ the tokenizers get a synthetic 49408-token vocabulary (byte symbols and filler, 
 Ratio = diffusers' time / ours (above 1: we are faster).
 
 Run (H200): python bench/bench_sdxl.py [--images 3] [--compile] [--json out.json]
-     (CPU check of the script, tiny model): python bench/bench_sdxl.py --tiny
+     (CPU check of the script, tiny model): python bench/bench_sdxl.py --tiny [--compile]
 Needs torch, diffusers, transformers, safetensors, tokenizers.
 """
 
@@ -37,27 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "samples" / "sdxl"), str(ROOT / "tests")]
 import directml as dml  # noqa: E402
 from pipeline import EulerDiscrete, Pipeline  # noqa: E402
+from sdxl_full_size import CONFIGS  # noqa: E402  (SDXL base's configurations)
 from tokenizer import END, START, byte_symbols  # noqa: E402
 from weights import load  # noqa: E402
 
 PROMPT = "a photo of an astronaut riding a horse on mars"
 
-# stabilityai/stable-diffusion-xl-base-1.0's configurations (the settings that differ from the classes' defaults).
-UNET = dict(sample_size=128, layers_per_block=2, block_out_channels=[320, 640, 1280],
-            down_block_types=["DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"],
-            up_block_types=["CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"],
-            attention_head_dim=[5, 10, 20], transformer_layers_per_block=[1, 2, 10], cross_attention_dim=2048,
-            addition_embed_type="text_time", addition_time_embed_dim=256, projection_class_embeddings_input_dim=2816,
-            use_linear_projection=True, norm_num_groups=32)
-VAE = dict(block_out_channels=[128, 256, 512, 512], down_block_types=["DownEncoderBlock2D"] * 4,
-           up_block_types=["UpDecoderBlock2D"] * 4, layers_per_block=2, latent_channels=4, norm_num_groups=32,
-           sample_size=1024, scaling_factor=0.13025, force_upcast=True)
-TEXT = dict(vocab_size=49408, max_position_embeddings=77, layer_norm_eps=1e-5, bos_token_id=0, eos_token_id=2,
-            pad_token_id=1)
-TEXT_ENCODER = dict(TEXT, hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
-                    hidden_act="quick_gelu", projection_dim=768)
-TEXT_ENCODER_2 = dict(TEXT, hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_attention_heads=20,
-                      hidden_act="gelu", projection_dim=1280)
 SCHEDULER = dict(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
                  timestep_spacing="leading", steps_offset=1)
 
@@ -78,9 +64,14 @@ def write_tokenizer(folder: Path, pad: str) -> None:
 
 def make_model(folder: Path, tiny: bool, torch_device: str, dtype):
     """diffusers' SDXL pipeline with random weights on `torch_device`, also saved to `folder` for ours."""
+    from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging as transformers_logging
+    for logging in (diffusers_logging, transformers_logging):  # their notes and progress bars, not the figures
+        logging.set_verbosity_error()
+        logging.disable_progress_bar()
     from diffusers import AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection, CLIPTokenizer
-    configs = dict(unet=UNET, vae=VAE, text_encoder=TEXT_ENCODER, text_encoder_2=TEXT_ENCODER_2)
+    configs = CONFIGS
     if tiny:
         import sdxl_tiny
         configs = sdxl_tiny.CONFIGS
@@ -126,10 +117,11 @@ def bench_diffusers(pipe, args, size, cuda: bool, label: str) -> dict:
     pooled = torch.randn(2, pipe.text_encoder_2.config.projection_dim, device=device, dtype=unet_dtype)
     time_ids = torch.tensor([[size, size, 0, 0, size, size]] * 2, device=device, dtype=unet_dtype)
 
-    def step():
+    def step():  # the UNet called as the pipeline calls it: torch.compile's guards then hold, no recompile
         with torch.no_grad():
-            pipe.unet(sample, torch.tensor(501.0, device=device), context,
-                      added_cond_kwargs=dict(text_embeds=pooled, time_ids=time_ids))
+            pipe.unet(sample, torch.tensor(501.0, device=device), encoder_hidden_states=context, timestep_cond=None,
+                      cross_attention_kwargs=None, added_cond_kwargs=dict(text_embeds=pooled, time_ids=time_ids),
+                      return_dict=False)
         sync()
 
     pipe.set_progress_bar_config(disable=True)
@@ -154,6 +146,9 @@ def bench_diffusers(pipe, args, size, cuda: bool, label: str) -> dict:
     pipe.vae.to(vae_dtype)
     if cuda:
         row["peak_gib"] = torch.cuda.max_memory_allocated() / 2 ** 30
+    if hasattr(pipe.unet, "_orig_mod"):  # torch.compile: 1 graph unless something recompiled (minutes each)
+        from torch._dynamo.utils import counters
+        row["compiled_graphs"] = counters["stats"]["unique_graphs"]
     return row
 
 

@@ -102,14 +102,6 @@ class Pipeline:
 
     # --- the graphs ---------------------------------------------------------------------------------------------
 
-    def _compile(self, graph: dml.Graph, outputs: list) -> dml.CompiledOperator:
-        """The graph compiled; then the weight files are unmapped: the graph holds its copy of each weight, and
-        the file pages read would otherwise stay in the process's resident memory next to it."""
-        op = graph.compile(outputs)
-        for part in (self.model.text_encoder, self.model.text_encoder_2, self.model.unet, self.model.vae):
-            part.weights.close()
-        return op
-
     def _build_text(self) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
         first, second = self.model.text_encoder, self.model.text_encoder_2
@@ -117,7 +109,7 @@ class Pipeline:
         eos = g.input([1, 2, 1, 77], self.text_dtype, name="eos")
         states, _ = clip.build(Layers(g, first.weights, self.text_dtype), first.config, ids[0], None)
         states_2, pooled = clip.build(Layers(g, second.weights, self.text_dtype), second.config, ids[1], eos)
-        return self._compile(g, [dml.join([states, states_2], axis=3), pooled])
+        return g.compile([dml.join([states, states_2], axis=3), pooled])
 
     def _unet_inputs(self, g: dml.Graph, batch: int):
         weights = self.model.unet.weights
@@ -141,7 +133,7 @@ class Pipeline:
         prediction = unet.build(layers, self.model.unet.config, dml.join([sample, sample], axis=0), time_features,
                                 context, added)
         uncond, cond = dml.split(dml.cast(prediction, dtype="float32"), axis=0, output_axis_sizes=[1, 1])
-        return self._compile(g, [latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
+        return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
 
     def build_vae(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
@@ -149,7 +141,7 @@ class Pipeline:
         x = latents if dtype == "float32" else dml.cast(latents, dtype=dtype)
         image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
                           activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return self._compile(g, [image if dtype == "float32" else dml.cast(image, dtype="float32")])
+        return g.compile([image if dtype == "float32" else dml.cast(image, dtype="float32")])
 
     def build_vae_encoder(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
@@ -158,7 +150,7 @@ class Pipeline:
         moments = vae.encode(Layers(g, self.model.vae.weights, dtype), self.model.vae.config,
                              x if dtype == "float32" else dml.cast(x, dtype=dtype),
                              activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return self._compile(g, [moments if dtype == "float32" else dml.cast(moments, dtype="float32")])
+        return g.compile([moments if dtype == "float32" else dml.cast(moments, dtype="float32")])
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
         """One plain UNet evaluation (no guidance) for a batch of two: the prediction for `sample` [2, C, h, w]
@@ -168,7 +160,7 @@ class Pipeline:
             s = g.input([2, *self.latent_shape[1:]], self.unet_dtype, name="sample")
             inputs = self._unet_inputs(g, batch=2)
             layers = Layers(g, self.model.unet.weights, self.unet_dtype)
-            self._unet_call = self._compile(g, [unet.build(layers, self.model.unet.config, s, *inputs)])
+            self._unet_call = g.compile([unet.build(layers, self.model.unet.config, s, *inputs)])
         out, = self._unet_call(dict(sample=sample, time=self.time_features(timestep), context=context.reshape(-1),
                                     added=added.reshape(-1)))
         return out

@@ -30,25 +30,17 @@ HEAD_SIZE = 64  # SDXL's attention heads are 64 wide in the UNet and both text e
 
 class Tensors(Mapping):
     """name -> NumPy array, read on access from memory-mapped safetensors files. `names` maps each name to
-    (file path, name in the file, a function applied to the array or None). The files stay mapped until
-    close(): the pages read count in the process's resident memory until then (a full SDXL's 7 GB)."""
+    (file path, name in the file, a function applied to the array or None). Each read maps the file and unmaps it
+    again: the pages read would otherwise stay in the process's resident memory beside the graphs' copies of the
+    weights (a full SDXL's 7 GB)."""
 
     def __init__(self, names: dict):
         self.names = names
-        self._handles = {}
-
-    def _handle(self, path: Path):
-        if path not in self._handles:
-            self._handles[path] = _open(path)
-        return self._handles[path]
-
-    def close(self) -> None:
-        """Unmaps the files; a later read maps them again."""
-        self._handles.clear()
 
     def __getitem__(self, name):
         path, stored, transform = self.names[name]
-        array = self._handle(path).get_tensor(stored)
+        with _open(path) as handle:
+            array = handle.get_tensor(stored)
         return array if transform is None else transform(array)
 
     def __iter__(self):
@@ -60,7 +52,8 @@ class Tensors(Mapping):
     def shape(self, name) -> tuple:
         path, stored, transform = self.names[name]
         if transform is None:
-            return tuple(self._handle(path).get_slice(stored).get_shape())
+            with _open(path) as handle:
+                return tuple(handle.get_slice(stored).get_shape())
         return self[name].shape
 
 

@@ -33,7 +33,6 @@ struct DirectTile {
 };
 
 struct DirectKernel {
-    const char* name;
     DirectTile wide, narrow, depthwise;  // narrow: fewer output channels a tile, for layers with few
 };
 

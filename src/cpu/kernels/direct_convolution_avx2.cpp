@@ -17,8 +17,7 @@ struct Avx2 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {"avx2",
-                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+extern const DirectKernel kDirectAvx2 = {{4, 3 * 8, direct_rows<Avx2, 4, 3>},
                                          {4, 3 * 8, direct_rows<Avx2, 4, 3>},
                                          {1, 3 * 8, depthwise_rows<Avx2, 3>}};
 

@@ -17,8 +17,7 @@ struct Avx512 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {"avx512",
-                                           {8, 3 * 16, direct_rows<Avx512, 8, 3>},
+extern const DirectKernel kDirectAvx512 = {{8, 3 * 16, direct_rows<Avx512, 8, 3>},
                                            {4, 6 * 16, direct_rows<Avx512, 4, 6>},
                                            {1, 3 * 16, depthwise_rows<Avx512, 3>}};
 
