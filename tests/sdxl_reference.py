@@ -14,30 +14,19 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from diffusers import (AutoencoderKL, EulerDiscreteScheduler, StableDiffusionXLImg2ImgPipeline,
-                       StableDiffusionXLPipeline, UNet2DConditionModel)
+from diffusers import EulerDiscreteScheduler, StableDiffusionXLImg2ImgPipeline, StableDiffusionXLPipeline
 from PIL import Image
-from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
 import sdxl_tiny as tiny
+from sdxl_full_size import manifest
 from sdxl_tiny import (GUIDANCE, IMG2IMG_STARTS, IMG2IMG_STEPS, IMG2IMG_STRENGTH, NEGATIVE, ODD_LATENTS, PROMPT,
                        REFERENCE, SEED, STEPS, UNET_TIMESTEP)
 
 
 def write_manifest() -> None:
     """Each component's weight names (transformers' text models with the `text_model.` prefix) and shapes."""
-    modules = dict(unet=UNet2DConditionModel(**tiny.UNET), vae=AutoencoderKL(**tiny.VAE),
-                   text_encoder=CLIPTextModel(CLIPTextConfig(**tiny.TEXT_ENCODER)),
-                   text_encoder_2=CLIPTextModelWithProjection(CLIPTextConfig(**tiny.TEXT_ENCODER_2)))
-    manifest = {}
-    for name, module in modules.items():
-        shapes = {k: list(v.shape) for k, v in module.state_dict().items() if not k.endswith("position_ids")}
-        if name.startswith("text_encoder"):
-            shapes = {(k if k.startswith(("text_model.", "text_projection")) else "text_model." + k): s
-                      for k, s in shapes.items()}
-        manifest[name] = shapes
     tiny.MANIFEST.parent.mkdir(exist_ok=True)
-    tiny.MANIFEST.write_text(json.dumps(manifest, separators=(",", ":")))
+    tiny.MANIFEST.write_text(json.dumps(manifest(tiny.CONFIGS), separators=(",", ":")))
 
 
 def img2img(pipe, rng, out: dict) -> None:
