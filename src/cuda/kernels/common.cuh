@@ -13,8 +13,9 @@
 
 #include "../../core/data_type.h"
 #include "../../core/errors.h"
-#include "../../cpu/kernels/strided.h"
 #include "../../executor/scalar_math.h"
+#include "../../executor/strided_layout.h"
+#include "../../executor/type_visits.h"
 #include "../cuda_device.h"
 #include "kernel.h"
 
@@ -111,8 +112,8 @@ void visit_float_type(DataType type, F&& f) {
 
 // --- strided indexing ----------------------------------------------------------------------------------------
 
-// Element offsets of N operands walking one shape, after the host merged what it could (cpu::StridedLoop):
-// usually one or two dimensions remain.
+// Element offsets of N operands walking one shape, after the host merged what it could (StridedLoop,
+// executor/strided_layout.h): usually one or two dimensions remain.
 template <int N>
 struct Indexer {
     uint64_t count = 1;
@@ -148,7 +149,7 @@ template <int N>
 Indexer<N> make_indexer(const Sizes& shape, const std::array<std::vector<int64_t>, N>& strides) {
     if (shape.size() > kMaxDimensions)  // the fallback below indexes the shape as given
         throw ValueError("the cuda executor indexes at most " + std::to_string(kMaxDimensions) + " dimensions");
-    cpu::StridedLoop<N> loop(shape, strides);
+    StridedLoop<N> loop(shape, strides);
     Indexer<N> ix;
     ix.rank = int(loop.sizes.size());
     ix.count = 1;

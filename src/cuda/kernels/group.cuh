@@ -13,7 +13,7 @@ struct GroupLayout {
 
 // `out` addresses the output with the input's sizes (reduce passes a view with zero strides on reduced axes).
 inline GroupLayout make_group_layout(const TensorDesc& in, const TensorDesc& out, const std::vector<uint32_t>& axes) {
-    cpu::AxisSplit s(in, out, axes);
+    AxisSplit s(in, out, axes);
     auto sizes = [](const std::vector<uint32_t>& v) { return v.empty() ? Sizes{1} : Sizes(v.begin(), v.end()); };
     auto strides = [](const std::vector<int64_t>& v) { return v.empty() ? std::vector<int64_t>{0} : v; };
     return {make_indexer<2>(sizes(s.outer_sizes), {strides(s.in_outer), strides(s.out_outer)}),
