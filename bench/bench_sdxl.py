@@ -37,6 +37,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "samples" / "sdxl"), str(ROOT / "tests")]
 import directml as dml  # noqa: E402
+from bench_cuda import median_seconds  # noqa: E402
 from pipeline import EulerDiscrete, Pipeline  # noqa: E402
 from sdxl_full_size import CONFIGS  # noqa: E402  (SDXL base's configurations)
 from tokenizer import END, START, byte_symbols  # noqa: E402
@@ -91,13 +92,7 @@ def make_model(folder: Path, tiny: bool, torch_device: str, dtype):
 
 
 def median_time(fn, runs: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_seconds(fn, runs, warmup=1)  # one warm-up: an image takes seconds
 
 
 def bench_diffusers(pipe, args, size, cuda: bool, label: str) -> dict:
