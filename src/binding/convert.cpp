@@ -279,15 +279,16 @@ void convert_into(const HostArray& array, SourceType src, const TensorDesc& desc
     const uint64_t packed = count * element_size(desc.data_type);
     std::memset(target + packed, 0, desc.total_tensor_size_in_bytes() - packed);
     const std::byte* base = static_cast<const std::byte*>(array.data());
+    const bool in_order = is_c_contiguous(array) && uint64_t(array.size()) == count;  // element i at offset i
     // The same type packed in C order (model weights, mostly): the bytes as they are.
-    if (exact_type(src) == desc.data_type && is_c_contiguous(array) && uint64_t(array.size()) == count) {
+    if (exact_type(src) == desc.data_type && in_order) {
         std::memcpy(target, base, packed);
         return;
     }
     visit_data_type(desc.data_type, [&]<class T>() {
         T* out = reinterpret_cast<T*>(target);
         visit_source(src, [&]<class From>() {
-            if (is_c_contiguous(array) && uint64_t(array.size()) == count) {
+            if (in_order) {
                 for (uint64_t i = 0; i < count; ++i) out[i] = read_as<T, From>(base, int64_t(i));
                 return;
             }
