@@ -39,8 +39,13 @@ def kernel_cases(small):
                 return dml.multihead_attention(query=q, key=k, value=v, head_count=h).output
 
             def sdpa(t, q, k, v, b=b, h=h, d=d):
+                # Not torch's cuDNN backend: in a process that also runs DirectML over vkd3d-proton it failed
+                # (mha_graph.execute, float16 h32 d128, H200 2026-12-02); flash and memory-efficient did not.
+                from torch.nn.attention import SDPBackend, sdpa_kernel
                 q, k, v = (a.view(b, -1, h, d).transpose(1, 2) for a in (q, k, v))
-                return t.nn.functional.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, -1, h * d)
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+                    o = t.nn.functional.scaled_dot_product_attention(q, k, v)
+                return o.transpose(1, 2).reshape(b, -1, h * d)
             out.append(("attention", f"attention {dtype} b{b} q{sq} k{sk} h{h} d{d}", dtype, mha,
                         [(b, sq, h * d), (b, sk, h * d), (b, sk, h * d)], sdpa, 4 * b * h * sq * sk * d))
     return out
