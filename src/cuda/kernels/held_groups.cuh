@@ -62,9 +62,9 @@ struct GroupPlan {
     Groups<N> g;
     int team;
     bool vectors;  // the streams' layout allows vectors (their addresses are checked at dispatch)
-    // Every operand's groups lie along one outer and one inner dimension (layer norm, softmax over the last axis of
-    // a packed tensor) and a row team of at most kRowTeams' largest holds a group in vectors: a block per group, its
-    // team's size fixed at compile time, offsets in one multiply-add each. Each thread holds more elements than in
+    // Every operand's group lies along one dimension (layer norm, softmax over the last axis, instance norm) and a
+    // row team of at most kRowTeams' largest holds a group in vectors: a block per group, its team's size fixed at
+    // compile time, an element's offsets in one multiply-add each. Each thread holds more elements than in
     // the general kernel, whose index arithmetic and reductions over any team left these rows instruction-bound
     // (Nsight Compute, H200: 72% of the issue rate, 23% of DRAM bandwidth at [8,2048,4096] float16).
     bool rows;
@@ -117,7 +117,7 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
         g.chunk = uint64_t(kChunkTeam) * kHeld;
         g.chunks = (g.size + g.chunk - 1) / g.chunk;
     }
-    p.rows = wide && g.chunks == 1 && g.outer.rank == 1 && g.inner.rank == 1 &&
+    p.rows = wide && g.chunks == 1 && g.inner.rank == 1 &&
              g.size <= uint64_t(kRowTeams[std::size(kRowTeams) - 1]) * kRowVectors * vec;
     return p;
 }
@@ -151,12 +151,7 @@ __global__ void __launch_bounds__(ROWS ? TEAM : (TEAM < 256 ? 256 : TEAM), ROWS 
         const uint64_t group = ROWS ? item : item / g.chunks, begin = ROWS ? 0 : (item - group * g.chunks) * g.chunk;
         const uint64_t end = ROWS ? g.size : min(g.size, begin + g.chunk);
         int64_t base[N];
-        if constexpr (ROWS) {
-#pragma unroll
-            for (int i = 0; i < N; ++i) base[i] = int64_t(group) * g.outer.strides[i][0];
-        } else {
-            g.outer.offsets(group, base);
-        }
+        g.outer.offsets(group, base);
         // The offsets of this thread's vector k in every operand; false past the chunk.
         auto at = [&](int k, int64_t(&off)[N]) {
             if constexpr (ROWS) {
