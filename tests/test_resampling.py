@@ -61,10 +61,13 @@ def np_resample_grad(dy, out_sizes, mode, rounding, scales, in_offs, out_offs):
 
 CASES = [  # input sizes, output sizes, scales, input offsets, output offsets
     ((7,), (12,), [1.7], [0.5], [-0.5]),
-    ((3, 5), (2, 11), [0.6, 2.3], [0.25, 0.0], [-0.75, 0.3]),
+    ((3, 5), (2, 11), [0.6, 2.3], [0.2, 0.0], [-0.75, 0.3]),
     ((2, 4, 3), (3, 4, 8), [1.5, 1.0, 2.5], [0.5, 0.5, -1.25], [-0.5, -0.5, 2.0]),
-    ((2, 3, 5, 4), (1, 3, 3, 9), [0.5, 1.0, 0.55, 2.2], [0.5, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5]),
+    ((2, 3, 5, 4), (1, 3, 3, 9), [0.5, 1.0, 0.55, 2.3], [0.5, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5]),
 ]
+# No case maps an output to an input coordinate that is an integer only in exact arithmetic (scale 2.2 did, 5.5 / 2.2
+# - 0.5): float32 division and a multiplication by the reciprocal land on either side of it, and DirectML on the H200's
+# driver rounded such a coordinate the other way from lavapipe.
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
