@@ -3,7 +3,8 @@ convolution, an ADD or a batch normalization folds into it; an ADD of a GEMM's o
 that GEMM with the tensor as C, an ADD of a convolution's output and a per-channel tensor its bias. For each rule the fused graph gives the numbers of the same graph kept unfused (its
 intermediate also read as an output, which stops the rewrite) and of a NumPy reference, and the rewrite happened:
 an activation's leaves no intermediate (the graph needs no more temporary memory than its producer alone); a
-residual add's rounds float16 once where the unfused graph rounds twice."""
+residual add's rounds float16 once where the unfused graph rounds twice. Then compile's element-wise chains
+(src/core/fuse_elementwise_chains.h), checked the same way, the rewrite seen in the compiled node types."""
 
 import math
 
@@ -99,6 +100,16 @@ def test_activation_folds_into_add_and_batch_normalization(device):
     m, v, sc, b = (s.astype(np.float64) for s in stats)
     check(device, build_norm, {"x": x, **dict(zip(names, stats))},
           np.maximum((x - m) / np.sqrt(v + 1e-5) * sc + b, 0))
+
+
+def test_integer_relu_after_add_stays_a_node(device):
+    """Fused activations are on floats only: an int8 ADD then RELU gives the RELU's answer (it was folded into the
+    ADD, whose integer kernels apply no fused activation: -1 + -1 gave -2)."""
+    a, b = np.array([-1, 3, -128, 100], np.int8), np.array([-1, -5, 1, 27], np.int8)
+    g = dml.Graph(device)
+    x, y = g.input(a.shape, np.int8, name="a"), g.input(b.shape, np.int8, name="b")
+    (got,) = g.compile([dml.activation_relu(dml.add(x, y))])({"a": a, "b": b})
+    np.testing.assert_array_equal(got, np.maximum(a + b, 0))  # int8 wraps: 100 + 27 = 127, no overflow here
 
 
 @pytest.mark.parametrize("gemm_first", [True, False])

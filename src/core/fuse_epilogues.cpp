@@ -95,7 +95,8 @@ void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>
     for (size_t i = 0; i < nodes.size(); ++i) {
         if (const auto* act = dynamic_cast<const ActivationDesc*>(nodes[i].desc.get())) {
             const Operand& in = *nodes[i].inputs[0];
-            if (!sole_reader(i, in)) continue;
+            // Fused activations are on floats only, as DirectML's: an integer RELU stays a node.
+            if (!is_float(nodes[i].outputs[0].data_type) || !sole_reader(i, in)) continue;
             Node& producer = nodes[in.value.index];
             auto desc = copy_desc(*producer.desc);
             FusedActivation* slot = desc ? free_activation(*desc) : nullptr;
