@@ -397,3 +397,24 @@ def test_a_chain_reading_another_runs_node(device, dtype):
 
     X, Y = x.astype(np.float64), y.astype(np.float64)
     check_chain(device, build, {"x": x, "y": y}, (X + Y) * (X - 1) / 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chain_starting_from_a_broadcast_or_transposed_view(device, dtype):
+    """The chain's first input read through zero strides (a row broadcast down) and through swapped strides (a
+    transpose), beside a packed operand: every element at its own offset."""
+    row = RNG.standard_normal((1, 40)).astype(dtype)
+    m = RNG.standard_normal((40, 30)).astype(dtype)
+    other = RNG.standard_normal((30, 40)).astype(dtype)
+
+    def build(i):
+        b = dml.tanh(dml.broadcast(i["row"], [30, 40]))
+        t = dml.tanh(dml.reinterpret(i["m"], [30, 40], [1, 30]))
+        bs, ts = b * i["other"], t * i["other"]
+        s, e = dml.activation_sigmoid(bs), dml.exp(ts)
+        return s + e, [b, t, bs, ts, s, e]
+
+    R, M, O = row.astype(np.float64), m.astype(np.float64), other.astype(np.float64)
+    want = sigmoid(np.tanh(np.broadcast_to(R, (30, 40))) * O) + np.exp(np.tanh(M.T) * O)
+    # Two chains meet at the add: the second takes it (the first's output is its operand).
+    check_chain(device, build, {"row": row, "m": m, "other": other}, want, chains=2)
