@@ -278,15 +278,17 @@ def bench_large(device, torch, reps, quick):
 def bench_chains(device, torch, reps, quick):
     """Element-wise chains that compile fuses into one kernel a chain (fuse_elementwise_chains.h), float16, against
     the same expressions in eager torch (one kernel per operator): swish written as x * sigmoid(x), y + y * 0.5,
-    and 20 of each in a row (bench/README.md's "swish chain"), on SD-UNet's [2,320,64,64]; then x * sigmoid(x) on
-    64 MiB with its share of the roof. GB/s counts the chain's input read once and its output written once."""
+    20 of each in a row, and 20 swish operators in a row (bench/README.md's "swish chain"), on SD-UNet's
+    [2,320,64,64]; then x * sigmoid(x) on 64 MiB with its share of the roof. GB/s counts the graph's input read once
+    and its output written once."""
     rows = []
     timed = torch_timer(torch)
     swish = (lambda v: v * dml.activation_sigmoid(v), lambda v: v * torch.sigmoid(v))
     half_more = (lambda v: v + v * 0.5, lambda v: v + v * 0.5)
+    silu = (dml.activation_swish, torch.nn.functional.silu)  # one operator: 20 in a row make chains of 8
     cases = [("x * sigmoid(x)", swish, 1, (2, 320, 64, 64)), ("y + y * 0.5", half_more, 1, (2, 320, 64, 64)),
              ("x * sigmoid(x)", swish, 20, (2, 320, 64, 64)), ("y + y * 0.5", half_more, 20, (2, 320, 64, 64)),
-             ("x * sigmoid(x)", swish, 1, (64, 1024, 1024))]
+             ("swish", silu, 20, (2, 320, 64, 64)), ("x * sigmoid(x)", swish, 1, (64, 1024, 1024))]
     for name, (ours_fn, torch_fn), repeat, shape in cases[:2] if quick else cases:
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float16) * 0.5
         g = dml.Graph(device)
