@@ -19,7 +19,8 @@ void fuse_elementwise_chains(CompiledGraph& graph, const std::function<bool(cons
             const auto& op = nodes[j].inputs[k];
             if (!op || op->value.source != Value::Source::Node) continue;
             const uint32_t v = op->value.index;
-            if (k >= 32 || op->value.output != 0 || !(op->desc == nodes[v].outputs[0]) || (sole[v] && sole[v]->node != j))
+            const bool whole = k < 32 && op->value.output == 0 && op->desc == nodes[v].outputs[0];
+            if (!whole || (sole[v] && sole[v]->node != j))
                 shared[v] = 1;
             else if (sole[v])
                 sole[v]->inputs |= 1u << k;
@@ -30,8 +31,9 @@ void fuse_elementwise_chains(CompiledGraph& graph, const std::function<bool(cons
         if (v.source == Value::Source::Node) shared[v.index] = 1;
 
     std::vector<std::optional<Value>> folded(nodes.size());
-    std::vector<char> chained(nodes.size(), 0);  // in a chain already (another run may read into one: a + b where
-                                                 // b's node comes after a's)
+    // A node joins one chain at most: a later run may reach a node an earlier chain took, as (x + y) * (x - 1)
+    // does from x - 1 into the multiply that the chain from x + y took.
+    std::vector<char> chained(nodes.size(), 0);
     for (uint32_t i = 0; i < nodes.size(); ++i) {
         if (chained[i]) continue;
         std::vector<ChainStep> steps;

@@ -101,7 +101,8 @@ __device__ __forceinline__ void run_chain(const ChainArgs<T>& a, float (&v)[W], 
 
 // Vectors first, grid-stride; then the count % W elements left, one a thread.
 template <class T>
-__global__ void __launch_bounds__(kThreads) packed_chain_kernel(uint64_t count, const __grid_constant__ ChainArgs<T> a) {
+__global__ void __launch_bounds__(kThreads)
+    packed_chain_kernel(uint64_t count, const __grid_constant__ ChainArgs<T> a) {
     constexpr int W = int(16 / sizeof(T));
     const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     for (uint64_t i = first * W; i + W <= count; i += uint64_t(gridDim.x) * blockDim.x * W) {
