@@ -418,3 +418,21 @@ def test_chain_starting_from_a_broadcast_or_transposed_view(device, dtype):
     want = sigmoid(np.tanh(np.broadcast_to(R, (30, 40))) * O) + np.exp(np.tanh(M.T) * O)
     # Two chains meet at the add: the second takes it (the first's output is its operand).
     check_chain(device, build, {"row": row, "m": m, "other": other}, want, chains=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_less_common_functions_in_a_chain(device, dtype):
+    """Functions the cuda kernel does not make constants for (sin, elu, mean, softsign) run through the per-element
+    choice, inside 16-byte vectors and in the tail alike."""
+    x, c = (RNG.standard_normal((5, 27)).astype(dtype) for _ in range(2))
+
+    def build(i):
+        s = dml.sin(i["x"], scale_bias=(2.0, 0.5))
+        e = dml.activation_elu(s, alpha=0.7)
+        m = dml.mean(e, i["c"])
+        return dml.activation_softsign(m), [s, e, m]
+
+    X, C = x.astype(np.float64), c.astype(np.float64)
+    s = np.sin(2 * X + 0.5)
+    m = (np.where(s >= 0, s, 0.7 * (np.exp(s) - 1)) + C) / 2
+    check_chain(device, build, {"x": x, "c": c}, m / (1 + np.abs(m)))
