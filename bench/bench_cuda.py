@@ -4,13 +4,16 @@ GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-
 multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
 (float16), memory-bound operators on tensors of 64 MiB and more (layer norm on LLM shapes, group norm on SDXL's
 VAE at 1024x1024, softmax over rows of 4096, a plain add and swish; their GB/s also as a share of the H200's
-4.2 TB/s copy bandwidth) and a stack of 20 UNet ResNet blocks (against the same network in eager torch): throughput
-of one
-dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both timed per call on
-the wall clock up to a synchronized result, median of many calls; ratio = our throughput / torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per
-dispatch, with CUDA-graph replay and without (DIRECTML_CUDA_GRAPHS=0), and torch's eager loop for reference.
+4.2 TB/s copy bandwidth), element-wise chains that compile fuses (x * sigmoid(x), y + y * 0.5, alone and 20 in a
+row, against eager torch) and a stack of 20 UNet ResNet blocks (against the same network in eager torch):
+throughput of one dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both
+timed per call on the wall clock up to a synchronized result, median of many calls; ratio = our throughput /
+torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per dispatch, with
+CUDA-graph replay and without (DIRECTML_CUDA_GRAPHS=0), and torch's eager loop for reference (compile fuses that
+graph's chains: the row names how many nodes it compiled to).
 
-Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick] [--only gemm conv attention norm large resnet]
+Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick]
+     [--only gemm conv attention norm large chain resnet]
 """
 
 import argparse
@@ -272,6 +275,48 @@ def bench_large(device, torch, reps, quick):
     return rows
 
 
+def bench_chains(device, torch, reps, quick):
+    """Element-wise chains that compile fuses into one kernel a chain (fuse_elementwise_chains.h), float16, against
+    the same expressions in eager torch (one kernel per operator): swish written as x * sigmoid(x), y + y * 0.5,
+    20 of each in a row, and 20 swish operators in a row (bench/README.md's "swish chain"), on SD-UNet's
+    [2,320,64,64]; then x * sigmoid(x) on 64 MiB with its share of the roof. GB/s counts the graph's input read once
+    and its output written once."""
+    rows = []
+    timed = torch_timer(torch)
+    swish = (lambda v: v * dml.activation_sigmoid(v), lambda v: v * torch.sigmoid(v))
+    half_more = (lambda v: v + v * 0.5, lambda v: v + v * 0.5)
+    silu = (dml.activation_swish, torch.nn.functional.silu)  # one operator: 20 in a row make chains of 8
+    cases = [("x * sigmoid(x)", swish, 1, (2, 320, 64, 64)), ("y + y * 0.5", half_more, 1, (2, 320, 64, 64)),
+             ("x * sigmoid(x)", swish, 20, (2, 320, 64, 64)), ("y + y * 0.5", half_more, 20, (2, 320, 64, 64)),
+             ("swish", silu, 20, (2, 320, 64, 64)), ("x * sigmoid(x)", swish, 1, (64, 1024, 1024))]
+    for name, (ours_fn, torch_fn), repeat, shape in cases[:2] if quick else cases:
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float16) * 0.5
+        g = dml.Graph(device)
+        v = g.input(x.shape, np.float16, name="x")
+        for _ in range(repeat):
+            v = ours_fn(v)
+        op = g.compile([v])
+        feeds = {"x": dml.Buffer(device, x)}
+        tx = torch.from_numpy(x).cuda()
+
+        def torch_chain():
+            t = tx
+            for _ in range(repeat):
+                t = torch_fn(t)
+            return t
+
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        theirs = median_seconds(timed(torch_chain), reps)
+        (got,) = op(feeds, readback=False)
+        r = throughput_row(f"{name}{f' x{repeat}' if repeat > 1 else ''} float16 [{','.join(map(str, shape))}] "
+                           f"({op._node_types.count('internal ELEMENT_WISE_CHAIN')} chains)", 2 * x.nbytes / 1e9,
+                           "gbps", ours, theirs, relative_error(got.numpy(), torch_chain().float().cpu().numpy()))
+        if x.nbytes >= 64 << 20:
+            r["roof"] = r["ours_gbps"] / ROOF_GBPS
+        rows.append(r)
+    return rows
+
+
 def bench_resnet_stack(device, torch, reps, quick, blocks=20, shape=(2, 320, 64, 64)):
     """A stack of SD-UNet-style ResNet blocks, x + conv(silu(gn(conv(silu(gn(x)))))), float16, against the same
     network in eager PyTorch (cuDNN benchmark mode on)."""
@@ -342,7 +387,8 @@ def bench_dispatch(device, torch, reps, nodes=100):
         op = g.compile([elementwise_chain(g, g.input(x.shape, name="x"), count)])
         feeds = {"x": dml.Buffer(device, x)}
         t = median_seconds(lambda: op(feeds, readback=False), max(reps, 200), warmup=10)
-        rows.append({"case": f"{count}-node element-wise dispatch, CUDA graphs {'on' if graphs == '1' else 'off'}",
+        rows.append({"case": f"{count}-node element-wise dispatch ({len(op._node_types)} compiled), CUDA graphs "
+                             f"{'on' if graphs == '1' else 'off'}",
                      "us_per_dispatch": t * 1e6})
     os.environ.pop("DIRECTML_CUDA_GRAPHS")
     tx = torch.from_numpy(x).cuda()
@@ -395,7 +441,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
-    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large resnet (default all)")
+    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large chain resnet (default all)")
     parser.add_argument("--profile", action="store_true", help="also print our kernels' GPU times for some convolutions")
     args = parser.parse_args()
     import torch
@@ -406,7 +452,7 @@ def main():
     device = dml.Device("cuda")
     print(f"device: {device.name}; torch {torch.__version__}, {torch.cuda.get_device_name()}")
     benches = {"gemm": bench_gemm, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
-               "large": bench_large, "resnet": bench_resnet_stack}
+               "large": bench_large, "chain": bench_chains, "resnet": bench_resnet_stack}
     rows = []
     print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}"
           f" {'roof':>5}")

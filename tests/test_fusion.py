@@ -3,7 +3,8 @@ convolution, an ADD or a batch normalization folds into it; an ADD of a GEMM's o
 that GEMM with the tensor as C, an ADD of a convolution's output and a per-channel tensor its bias. For each rule the fused graph gives the numbers of the same graph kept unfused (its
 intermediate also read as an output, which stops the rewrite) and of a NumPy reference, and the rewrite happened:
 an activation's leaves no intermediate (the graph needs no more temporary memory than its producer alone); a
-residual add's rounds float16 once where the unfused graph rounds twice."""
+residual add's rounds float16 once where the unfused graph rounds twice. Then compile's element-wise chains
+(src/core/fuse_elementwise_chains.h), checked the same way, the rewrite seen in the compiled node types."""
 
 import math
 
@@ -101,6 +102,16 @@ def test_activation_folds_into_add_and_batch_normalization(device):
           np.maximum((x - m) / np.sqrt(v + 1e-5) * sc + b, 0))
 
 
+def test_integer_relu_after_add_stays_a_node(device):
+    """Fused activations are on floats only: an int8 ADD then RELU gives the RELU's answer (it was folded into the
+    ADD, whose integer kernels apply no fused activation: -1 + -1 gave -2)."""
+    a, b = np.array([-1, 3, -128, 100], np.int8), np.array([-1, -5, 1, 27], np.int8)
+    g = dml.Graph(device)
+    x, y = g.input(a.shape, np.int8, name="a"), g.input(b.shape, np.int8, name="b")
+    (got,) = g.compile([dml.activation_relu(dml.add(x, y))])({"a": a, "b": b})
+    np.testing.assert_array_equal(got, np.maximum(a + b, 0))  # int8 wraps: 100 + 27 = 127, no overflow here
+
+
 @pytest.mark.parametrize("gemm_first", [True, False])
 @pytest.mark.parametrize("then_relu", [False, True])
 def test_residual_add_becomes_gemm_c(device, gemm_first, then_relu):
@@ -172,3 +183,256 @@ def test_add_after_gemm_with_c_or_a_fused_activation_does_not_fold(device):
     p = x.astype(np.float64) @ w
     np.testing.assert_allclose(got[0], p + 0.5 * c + r, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1], np.maximum(p, 0) + r, rtol=1e-5, atol=1e-5)
+
+
+# --- element-wise chains (src/core/fuse_elementwise_chains.h) ------------------------------------------------------
+
+CHAIN = "internal ELEMENT_WISE_CHAIN"
+TOLERANCE = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float16: dict(rtol=4e-3, atol=4e-3)}
+
+
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def compile_chain(device, build, feeds, keep=False):
+    """build(inputs) -> (output, intermediates): the compiled operator of the output alone, or (`keep`) with the
+    intermediates also as outputs, which keeps every node."""
+    g = dml.Graph(device)
+    inputs = {name: g.input(a.shape, a.dtype, name=name) for name, a in feeds.items()}
+    out, intermediates = build(inputs)
+    return g.compile([out] + (intermediates if keep else []))
+
+
+def check_chain(device, build, feeds, want, chains=1):
+    """The output matches `want` (float64) and the same graph kept unfused; compile made `chains` chain nodes of it
+    where the executor takes them (the directml executor never does) and none in the unfused graph."""
+    fused_op, unfused_op = compile_chain(device, build, feeds), compile_chain(device, build, feeds, keep=True)
+    takes = device.kind != "directml"
+    assert fused_op._node_types.count(CHAIN) == (chains if takes else 0), fused_op._node_types
+    assert CHAIN not in unfused_op._node_types, unfused_op._node_types
+    (fused,), unfused = fused_op(feeds), unfused_op(feeds)
+    tol = TOLERANCE[fused.dtype.type]
+    np.testing.assert_allclose(fused.astype(np.float64), want, **tol)
+    np.testing.assert_allclose(fused.astype(np.float64), unfused[0].astype(np.float64), **tol)
+    return fused_op
+
+
+DTYPES = [np.float32, np.float16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (3, 1000), (1, 37)])  # 16-byte vectors and a tail; a tail alone
+def test_swish_written_as_two_nodes_is_one_chain(device, dtype, shape):
+    x = RNG.standard_normal(shape).astype(dtype)
+
+    def build(i):
+        s = dml.activation_sigmoid(i["x"])
+        return i["x"] * s, [s]
+
+    X = x.astype(np.float64)
+    op = check_chain(device, build, {"x": x}, X * sigmoid(X))
+    assert device.kind == "directml" or op._node_types == [CHAIN]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_y_plus_half_y_is_one_chain(device, dtype):
+    """y + y * 0.5: the scalar multiply is a scale on the unary identity, the add reads the chain's start again."""
+    y = RNG.standard_normal((2, 4, 8, 8)).astype(dtype)
+
+    def build(i):
+        half = i["y"] * 0.5
+        return i["y"] + half, [half]
+
+    check_chain(device, build, {"y": y}, 1.5 * y.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("act", ["relu", "tanh"])
+def test_multiply_add_activation_with_a_broadcast_operand(device, dtype, act):
+    """(a * w + b) then an activation, b a per-channel tensor broadcast over the image: the activation folds into
+    the ADD first (fuse_epilogues), the chain then takes MULTIPLY and ADD with its activation, reading the broadcast
+    operand through its zero strides."""
+    a, w = (RNG.standard_normal((2, 3, 4, 5)).astype(dtype) for _ in range(2))
+    b = RNG.standard_normal((1, 3, 1, 1)).astype(dtype)
+    build_act, ref = ACTIVATIONS[act]
+
+    def build(i):
+        p = i["a"] * i["w"]
+        s = dml.add(p, dml.broadcast(i["b"], [2, 3, 4, 5]))
+        return build_act(s), [p, s]
+
+    check_chain(device, build, {"a": a, "w": w, "b": b}, ref(a.astype(np.float64) * w + b))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unary_chain_operand_order_and_parameters(device, dtype):
+    """Unary functions with scale/bias and parameters, activations with theirs, a square (the running value on both
+    sides), and subtract / divide with the running value second: each step as its node computes it."""
+    x = RNG.uniform(0.5, 2.0, (4, 33)).astype(dtype)
+    c = RNG.uniform(4.0, 5.0, (4, 33)).astype(dtype)  # c - v stays above 0.4: no sign for rounding to flip
+
+    def build(i):
+        steps = [dml.exp(i["x"], scale_bias=(0.5, -0.25))]
+        steps.append(dml.pow(steps[-1], 1.5))
+        steps.append(steps[-1] - 1.2)
+        steps.append(dml.activation_leaky_relu(steps[-1], alpha=0.3))
+        steps.append(steps[-1] * steps[-1])
+        steps.append(dml.subtract(i["c"], steps[-1]))
+        steps.append(dml.divide(i["c"], steps[-1]))
+        steps.append(dml.activation_tanh(steps[-1]))
+        return steps[-1], steps[:-1]
+
+    X, C = x.astype(np.float64), c.astype(np.float64)
+    v = np.exp(0.5 * X - 0.25) ** 1.5 - 1.2
+    v = np.where(v >= 0, v, 0.3 * v) ** 2
+    check_chain(device, build, {"x": x, "c": c}, np.tanh(C / (C - v)))
+
+
+def test_long_chains_are_cut_at_the_bounds(device):
+    """Twelve steps make two chains (at most eight steps each); a sum of six inputs makes two (four inputs each)."""
+    x = RNG.standard_normal((3, 50)).astype(np.float32)
+
+    def build_long(i):
+        v, kept = i["x"], []
+        for k in range(12):
+            v = dml.activation_tanh(v) if k % 2 else v * 1.1
+            kept.append(v)
+        return v, kept[:-1]
+
+    want = x.astype(np.float64)
+    for k in range(12):
+        want = np.tanh(want) if k % 2 else want * 1.1
+    check_chain(device, build_long, {"x": x}, want, chains=2)
+
+    feeds = {f"x{k}": RNG.standard_normal((3, 50)).astype(np.float32) for k in range(6)}
+
+    def build_sum(i):
+        v, kept = i["x0"], []
+        for k in range(1, 6):
+            v = v + i[f"x{k}"]
+            kept.append(v)
+        return v, kept[:-1]
+
+    check_chain(device, build_sum, feeds, sum(a.astype(np.float64) for a in feeds.values()), chains=2)
+
+
+def test_chains_broken_by_a_second_reader_an_output_or_a_view(device):
+    """An intermediate read by two nodes, one the graph returns, or one read through a view of other sizes (a
+    reshape, a broadcast) stays a node of its own; what is around it may still chain."""
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    X = x.astype(np.float64)
+    takes = device.kind != "directml"
+
+    def run(outputs_of):
+        g = dml.Graph(device)
+        i = g.input(x.shape, np.float32, name="x")
+        op = g.compile(outputs_of(i))
+        return op, op({"x": x})
+
+    # sigmoid(x) read by a multiply and an add: neither run goes past it.
+    op, (u, w) = run(lambda i: [i * dml.activation_sigmoid(i), dml.activation_sigmoid(i)])  # two sigmoid nodes
+    assert op._node_types.count(CHAIN) == (1 if takes else 0)  # x * sigmoid(x); the output sigmoid alone
+    np.testing.assert_allclose(u, X * sigmoid(X), rtol=1e-6)
+
+    def second_reader(i):
+        s = dml.activation_sigmoid(i)
+        return [i * s, s + 1.0]
+
+    op, (u, w) = run(second_reader)
+    assert CHAIN not in op._node_types, op._node_types
+    np.testing.assert_allclose(u, X * sigmoid(X), rtol=1e-6)
+    np.testing.assert_allclose(w, sigmoid(X) + 1, rtol=1e-6)
+
+    def graph_output(i):
+        s = dml.activation_sigmoid(i)
+        return [dml.exp(i * s), s]
+
+    op, (u, s) = run(graph_output)
+    assert op._node_types.count(CHAIN) == (1 if takes else 0), op._node_types  # the multiply and the exp
+    assert op._node_types.count("DML_OPERATOR_ACTIVATION_SIGMOID") == 1
+    np.testing.assert_allclose(u, np.exp(X * sigmoid(X)), rtol=1e-6)
+
+    def reshaped(i):
+        return [dml.activation_relu(dml.reinterpret(dml.tanh(i), [6, 4])) * 2.0]
+
+    op, (u,) = run(reshaped)
+    assert op._node_types.count(CHAIN) == (1 if takes else 0), op._node_types  # relu and the scale, not tanh
+    assert op._node_types[0] == "DML_OPERATOR_ELEMENT_WISE_TANH"
+    np.testing.assert_allclose(u, 2 * np.maximum(np.tanh(X), 0).reshape(6, 4), rtol=1e-6)
+
+    def broadcast(i):
+        t = dml.tanh(dml.reinterpret(i, [1, 3, 4]))
+        return [dml.exp(dml.broadcast(t, [5, 3, 4]))]
+
+    op, (u,) = run(broadcast)
+    assert CHAIN not in op._node_types, op._node_types
+    np.testing.assert_allclose(u, np.broadcast_to(np.exp(np.tanh(X[:1])), (5, 3, 4)), rtol=1e-6)
+
+
+def test_the_directml_executor_never_gets_the_chain():
+    """The directml executor has no kernel for the internal operator: asked about a chain it says no, and the nodes
+    stay as the graph has them."""
+    try:
+        device = dml.Device("directml")
+    except dml.DeviceError as e:
+        pytest.skip(f"no directml device here: {e}")
+    assert "ElementwiseChainDesc" not in device._operator_types
+    g = dml.Graph(device)
+    x = g.input([2, 8], np.float32, name="x")
+    op = g.compile([dml.activation_relu(x * dml.activation_sigmoid(x) + 1.0)])
+    assert CHAIN not in op._node_types and len(op._node_types) >= 2, op._node_types
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_chain_reading_another_runs_node(device, dtype):
+    """(x + y) * (x - 1) / 2: the chain add, multiply, scale reads x - 1, a node whose one reader is in that chain;
+    it stays a node of its own (a node joins one chain at most)."""
+    x, y = (RNG.standard_normal((3, 24)).astype(dtype) for _ in range(2))
+
+    def build(i):
+        s, m = i["x"] + i["y"], i["x"] - 1.0
+        p = s * m
+        return p / 2, [s, m, p]
+
+    X, Y = x.astype(np.float64), y.astype(np.float64)
+    check_chain(device, build, {"x": x, "y": y}, (X + Y) * (X - 1) / 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chain_starting_from_a_broadcast_or_transposed_view(device, dtype):
+    """The chain's first input read through zero strides (a row broadcast down) and through swapped strides (a
+    transpose), beside a packed operand: every element at its own offset."""
+    row = RNG.standard_normal((1, 40)).astype(dtype)
+    m = RNG.standard_normal((40, 30)).astype(dtype)
+    other = RNG.standard_normal((30, 40)).astype(dtype)
+
+    def build(i):
+        b = dml.tanh(dml.broadcast(i["row"], [30, 40]))
+        t = dml.tanh(dml.reinterpret(i["m"], [30, 40], [1, 30]))
+        bs, ts = b * i["other"], t * i["other"]
+        s, e = dml.activation_sigmoid(bs), dml.exp(ts)
+        return s + e, [b, t, bs, ts, s, e]
+
+    R, M, O = row.astype(np.float64), m.astype(np.float64), other.astype(np.float64)
+    want = sigmoid(np.tanh(np.broadcast_to(R, (30, 40))) * O) + np.exp(np.tanh(M.T) * O)
+    # Two chains meet at the add: the second takes it (the first's output is its operand).
+    check_chain(device, build, {"row": row, "m": m, "other": other}, want, chains=2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_less_common_functions_in_a_chain(device, dtype):
+    """Functions the cuda kernel does not make constants for (sin, elu, mean, softsign) run through the per-element
+    choice, inside 16-byte vectors and in the tail alike."""
+    x, c = (RNG.standard_normal((5, 27)).astype(dtype) for _ in range(2))
+
+    def build(i):
+        s = dml.sin(i["x"], scale_bias=(2.0, 0.5))
+        e = dml.activation_elu(s, alpha=0.7)
+        m = dml.mean(e, i["c"])
+        return dml.activation_softsign(m), [s, e, m]
+
+    X, C = x.astype(np.float64), c.astype(np.float64)
+    s = np.sin(2 * X + 0.5)
+    m = (np.where(s >= 0, s, 0.7 * (np.exp(s) - 1)) + C) / 2
+    check_chain(device, build, {"x": x, "c": c}, m / (1 + np.abs(m)))

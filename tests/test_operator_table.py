@@ -51,6 +51,8 @@ def test_builders_are_exactly_the_module_operator_functions():
 
 def test_every_desc_names_directml_operator_types():
     for desc, _, directml, builders in TABLE:
+        if not directml and not builders:  # internal: compile's rewrites make it (operators.def)
+            continue
         assert builders, desc
         assert all(re.fullmatch(r"DML_(OPERATOR|GRAPH_NODE_TYPE)_[A-Z0-9_]+\*?", t) for t in directml.split()), desc
 

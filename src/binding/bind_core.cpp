@@ -372,6 +372,11 @@ void bind_core(nb::module_& m) {
         .def_prop_ro("temporary_size", [](const PythonOperator& p) { return p.op->temporary_size(); })
         .def_prop_ro("persistent_size", [](const PythonOperator& p) { return p.op->persistent_size(); })
         .def_prop_ro("descriptor_count", [](const PythonOperator& p) { return p.op->descriptor_count(); })
+        .def_prop_ro("_node_types", [](const PythonOperator& p) {
+                         std::vector<std::string> names;
+                         for (const Node& n : p.op->graph().nodes) names.push_back(n.desc->type_name());
+                         return names;
+                     }, "The operator type of each node the executor compiled, after compile's rewrites, in order.")
         .def_prop_ro("device", [](const PythonOperator& p) { return p.op->device(); })
         .def("__repr__", &PythonOperator::repr);
 

@@ -95,7 +95,8 @@ void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>
     for (size_t i = 0; i < nodes.size(); ++i) {
         if (const auto* act = dynamic_cast<const ActivationDesc*>(nodes[i].desc.get())) {
             const Operand& in = *nodes[i].inputs[0];
-            if (!sole_reader(i, in)) continue;
+            // Fused activations are on floats only, as DirectML's: an integer RELU stays a node.
+            if (!is_float(nodes[i].outputs[0].data_type) || !sole_reader(i, in)) continue;
             Node& producer = nodes[in.value.index];
             auto desc = copy_desc(*producer.desc);
             FusedActivation* slot = desc ? free_activation(*desc) : nullptr;
@@ -120,24 +121,7 @@ void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>
         }
     }
 
-    // Drop the folded nodes; renumber what refers to nodes.
-    std::vector<uint32_t> new_index(nodes.size());
-    auto remap = [&](Value& v) {
-        if (v.source != Value::Source::Node) return;
-        if (folded[v.index]) v = *folded[v.index];  // never itself folded
-        v.index = new_index[v.index];
-    };
-    std::vector<Node> kept;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-        if (folded[i]) continue;
-        new_index[i] = uint32_t(kept.size());
-        kept.push_back(std::move(nodes[i]));
-    }
-    for (Node& n : kept)
-        for (auto& op : n.inputs)
-            if (op) remap(op->value);
-    for (Value& v : graph.outputs) remap(v);
-    nodes = std::move(kept);
+    drop_folded_nodes(graph, folded);
 }
 
 }  // namespace dml

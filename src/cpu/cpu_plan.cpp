@@ -60,6 +60,7 @@ const KernelTable& kernel_table() {
         KernelTable t;
         register_elementwise_kernels(t);
         register_activation_kernels(t);
+        register_elementwise_chain_kernels(t);
         register_gemm_kernels(t);
         register_convolution_kernels(t);
         register_reduce_kernels(t);

@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "../core/errors.h"
+#include "../core/fuse_elementwise_chains.h"
 #include "../core/fuse_epilogues.h"
 #include "../core/ops/elementwise.h"
 
@@ -66,7 +67,10 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         compiled_.outputs.push_back(v);
     }
     const auto executor_takes = [&](const Node& n) { return bool(device_->supports(n)); };
+    // Epilogues first: a GEMM's or convolution's library applies them at no pass of its own, and a chain formed
+    // first would take the activation or ADD that the producer could have absorbed. Chains then fuse what is left.
     fuse_epilogues(compiled_, executor_takes);
+    fuse_elementwise_chains(compiled_, executor_takes);
     for (const Node& n : compiled_.nodes)
         if (Support s = device_->supports(n); !s) throw NotSupported(n.desc->type_name(), device_->kind(), s.reason());
     plan_ = device_->compile(compiled_);

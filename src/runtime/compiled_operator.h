@@ -1,6 +1,6 @@
-// A graph compiled for one device: the cut of the graph the outputs need, rewritten (fuse_epilogues.h)
-// as the executor allows, the executor's plan, the constants it uploaded and the owned inputs
-// (weights) bound to it.
+// A graph compiled for one device: the cut of the graph the outputs need, rewritten (fuse_epilogues.h,
+// fuse_elementwise_chains.h) as the executor allows, the executor's plan, the constants it uploaded and the owned
+// inputs (weights) bound to it.
 // Checks every binding and names a wrong one as "input N 'name'".
 #pragma once
 #include <atomic>

@@ -7,6 +7,7 @@
 #include "convolution.h"
 #include "data_movement.h"
 #include "elementwise.h"
+#include "elementwise_chain.h"
 #include "gemm.h"
 #include "generation.h"
 #include "indexing.h"

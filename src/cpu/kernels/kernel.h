@@ -75,6 +75,7 @@ template <class Desc, class K> void add_kernel(KernelTable& t) {
 // One registration function per operator family (kernels/<family>.cpp).
 void register_elementwise_kernels(KernelTable&);
 void register_activation_kernels(KernelTable&);
+void register_elementwise_chain_kernels(KernelTable&);
 void register_gemm_kernels(KernelTable&);
 void register_convolution_kernels(KernelTable&);
 void register_reduce_kernels(KernelTable&);

@@ -44,6 +44,7 @@ template <class Desc> void add_kernel(KernelTable& t, KernelFactory f) { t[std::
 
 void register_elementwise_kernels(KernelTable&);
 void register_activation_kernels(KernelTable&);
+void register_elementwise_chain_kernels(KernelTable&);
 void register_gemm_kernels(KernelTable&);
 void register_convolution_kernels(KernelTable&);
 void register_reduce_kernels(KernelTable&);
