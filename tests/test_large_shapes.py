@@ -166,7 +166,9 @@ def top_k_data(rng, shape, axis, dtype):
 @pytest.mark.parametrize("k", [7, 3000])
 @pytest.mark.parametrize("direction", [AD.DECREASING, AD.INCREASING])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
-def test_top_k_long_lines(run, shape, axis, k, direction, dtype):
+def test_top_k_long_lines(run, directml_differs, shape, axis, k, direction, dtype):
+    if dtype == np.float32:
+        directml_differs("top_k ranks the NaNs of a line elsewhere on the H200's driver than on lavapipe")
     rng = np.random.default_rng(301)
     x = top_k_data(rng, shape, axis, dtype)
     values, indices = run(lambda a: dml.top_k(a, axis=axis, k=k, axis_direction=direction), x)
