@@ -155,7 +155,7 @@ def test_img2img(pipeline):
 
 def test_float16(model_files, device):
     """The float16 UNet and text encoders (the defaults) stay near diffusers' float32 image, with the VAE in
-    float16 (the default, its activations scaled by 1/32) and in float32."""
+    float16 (the default but on directml, its activations scaled by 1/32) and in float32."""
     pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH)
     context, added = pipeline.encode(PROMPT, "")
     latents = REFERENCE["noise"] * EulerDiscrete(pipeline.model.scheduler, STEPS).init_noise_sigma
@@ -215,9 +215,13 @@ def test_missing_weights(tmp_path):
 
 
 @pytest.mark.parametrize("part", ["decoder", "encoder"])
-def test_float16_vae_overflow_falls_back_to_float32(model_files, device, monkeypatch, capsys, part):
+def test_float16_vae_overflow_falls_back_to_float32(model_files, device, directml_differs, monkeypatch, capsys,
+                                                     part):
     """A scale that overflows float16 (the stream times 2^16) gives NaNs: the decoder (or the encoder) runs again
     in float32, and so does the other half from then on."""
+    if part == "decoder":
+        directml_differs("the overflowing float16 decoder gives a finite, wrong image, not NaNs (lavapipe and the "
+                         "H200), so the fallback does not start: the sample's VAE is float32 on directml")
     import pipeline as pipeline_module
     monkeypatch.setattr(pipeline_module, "VAE_FLOAT16_SCALE", 2.0 ** 16)
     pipeline = Pipeline(load(model_files["folder"]), device, tiny.HEIGHT, tiny.WIDTH, vae_dtype="float16")

@@ -53,8 +53,9 @@ def main() -> None:
     p.add_argument("--seed", default=0, type=int)
     p.add_argument("--device", default=None, help="cpu, cuda or directml (default: the best here)")
     p.add_argument("--output", default=Path("image.png"), type=Path)
-    p.add_argument("--vae-dtype", default="float16", choices=["float16", "float32"],
-                   help="the VAE's precision (float16: activations scaled to stay in range; see vae.py)")
+    p.add_argument("--vae-dtype", default=None, choices=["float16", "float32"],
+                   help="the VAE's precision (default float16, activations scaled to stay in range, see vae.py; "
+                        "float32 on directml)")
     p.add_argument("--image", type=Path, help="img2img: start from this image (the VAE encodes it)")
     p.add_argument("--strength", type=float,
                    help="img2img: how much of the image is redrawn, 0..1 (default 0.3, as diffusers)")

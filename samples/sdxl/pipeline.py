@@ -77,7 +77,7 @@ class Pipeline:
     """SDXL compiled for one device and one image size (multiples of the VAE's factor: 8 for SDXL)."""
 
     def __init__(self, model: Model, device: dml.Device, height: int, width: int, unet_dtype: str = "float16",
-                 text_dtype: str = "float16", vae_dtype: str = "float16", vae_encoder: bool = False):
+                 text_dtype: str = "float16", vae_dtype: str | None = None, vae_encoder: bool = False):
         self.model, self.device = model, device
         self.unet_dtype, self.text_dtype = unet_dtype, text_dtype
         self.height, self.width = height, width
@@ -88,9 +88,11 @@ class Pipeline:
         self.times: dict[str, float] = {}
         self.text = self._timed("compile text encoders", self._build_text)
         self.step = self._timed("compile unet", self._build_step)
-        self.vae_dtype = vae_dtype
-        self.vae = self._timed("compile vae", lambda: self.build_vae(vae_dtype))
-        self.vae_encoder = (self._timed("compile vae encoder", lambda: self.build_vae_encoder(vae_dtype))
+        # float16 unless on DirectML: there an overflowing float16 decoder can give a finite wrong image (lavapipe and
+        # the H200, 2026-12-02) rather than the NaNs that start the float32 fallback (_run_vae).
+        self.vae_dtype = vae_dtype or ("float32" if device.kind == "directml" else "float16")
+        self.vae = self._timed("compile vae", lambda: self.build_vae(self.vae_dtype))
+        self.vae_encoder = (self._timed("compile vae encoder", lambda: self.build_vae_encoder(self.vae_dtype))
                             if vae_encoder else None)  # else built on first use
         self._unet_call = None
 
