@@ -400,6 +400,35 @@ void finish(const FusedActivation& fused, const C* acc, int64_t acc_plane, int64
     });
 }
 
+// What the direct kernel's finish needs to store one band: the output of channels [0, channels) at `out` (the
+// band's first row of its first channel), the band's positions over padded rows of `row` columns.
+struct BandOutput {
+    const FusedActivation* fused;
+    const float* bias;
+    void* out;
+    int64_t out_plane, out_width, row, positions, channels, block_channels, block_positions;
+};
+
+// The direct kernel's finish: a tile of channels m0.. x positions p.. (over padded rows) stored as
+// T(act(sum + bias)) into the band's output rows, the padded columns and the padded channels dropped.
+template <ActivationFunction A, class T>
+DML_VECTOR_CLONES void finish_tile(const void* context, const float* tile, int64_t m0, int64_t p) {
+    const BandOutput& b = *static_cast<const BandOutput*>(context);
+    const int64_t block = b.block_positions, end = std::min(p + block, b.positions);
+    const int64_t channels = std::min(b.channels - m0, b.block_channels);
+    for (int64_t q = p; q < end;) {  // one output row's part a step
+        const int64_t r = q / b.row, c = q % b.row, n = std::min(b.row - c, end - q);
+        const int64_t cols = std::min(b.out_width - c, n);
+        for (int64_t i = 0; i < channels; ++i) {
+            const float* sums = tile + i * block + (q - p);
+            T* o = static_cast<T*>(b.out) + (m0 + i) * b.out_plane + r * b.out_width + c;
+            const float bias = b.bias[m0 + i];
+            for (int64_t k = 0; k < cols; ++k) o[k] = T(activate<A>(*b.fused, sums[k] + bias));
+        }
+        q += n;
+    }
+}
+
 class ConvolutionKernel final : public CpuKernel {
 public:
     explicit ConvolutionKernel(const Node& node)
@@ -459,15 +488,23 @@ private:
         float* acc = ws + workspace_.col;
         const int64_t O = g.out_spatial(), block = d.tile->block_positions;
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
-        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, then the epilogue.
+        void (*finish_tile_t)(const void*, const float*, int64_t, int64_t) = nullptr;
+        with_activation(desc_.fused.function, [&]<ActivationFunction A>() { finish_tile_t = finish_tile<A, T>; });
+        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, which finishes
+        // each tile into the output (depthwise: the epilogue after it, over acc).
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
                         int64_t channels) {
-            const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
-                                      channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            T* out = image + m0 * O + r0 * g.out[2];
+            DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
+                                channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            const BandOutput output{&desc_.fused, bias + m0, out, O, g.out[2], d.row, a.positions, channels,
+                                    d.block_channels, block};
+            if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
             args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
-            finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
-                             channels, rows, g.out[2], args.pool);
+            if (d.depthwise)
+                finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, out, O, bias + m0, channels, rows, g.out[2],
+                                 args.pool);
         };
         for (uint32_t n = 0; n < g.batch; ++n) {
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;

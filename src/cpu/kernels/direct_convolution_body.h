@@ -1,6 +1,7 @@
 // The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
 // compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
-// store). Everything here is in an unnamed namespace and calls nothing out of line, so that no function compiled
+// store). Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish,
+// through its pointer), so that no function compiled
 // for one instruction set can be merged by the linker into a caller built for another.
 #pragma once
 #include "direct_convolution.h"
@@ -10,14 +11,17 @@ namespace {
 
 // acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p + tap_offsets[t]], for a
 // tile of MR output channels x NV vectors of positions held in registers.
-// The channels are taken in chunks whose filter block stays in the first-level cache, each chunk over all of this
-// call's work items, adding to what the chunks before it left in acc.
+// The channels are taken in chunks of equal size whose filter block stays in the first-level cache, each chunk
+// over all of this call's work items, adding to what the chunks before it left in acc; the last hands each tile
+// to a.finish where set.
 template <class V, int MR, int NV>
 void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
     constexpr int64_t block = int64_t(NV) * V::width;
     constexpr int64_t chunk_floats = 4096;  // 16 KiB of filter
     const int64_t position_blocks = (a.positions + block - 1) / block;
-    const int64_t chunk = chunk_floats / (MR * a.taps) > 0 ? chunk_floats / (MR * a.taps) : 1;
+    const int64_t most = chunk_floats / (MR * a.taps) > 0 ? chunk_floats / (MR * a.taps) : 1;
+    const int64_t chunks = (a.channels + most - 1) / most, chunk = (a.channels + chunks - 1) / chunks;
+    alignas(64) float tile[MR * block];
     for (int64_t c0 = 0; c0 < a.channels; c0 += chunk) {
         const int64_t c1 = a.channels - c0 < chunk ? a.channels : c0 + chunk;
         for (size_t item = begin; item < end; ++item) {
@@ -44,6 +48,14 @@ void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
                         for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(b, v[j], acc[i][j]);
                     }
                 }
+            }
+            if (a.finish && c1 == a.channels) {
+#pragma GCC unroll 8
+                for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+                    for (int j = 0; j < NV; ++j) V::store(tile + i * block + j * V::width, acc[i][j]);
+                a.finish(a.finish_context, tile, mb * MR, p);
+                continue;
             }
             // every block's MR rows have their acc plane (the last block's past out_channels are dropped later)
 #pragma GCC unroll 8
