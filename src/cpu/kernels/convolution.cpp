@@ -31,8 +31,9 @@ namespace {
 // enough to stay in the caches.
 constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
-// Accumulator floats of one band of output rows of the direct kernel (all of a group's output channels): small
-// enough to stay in the second-level cache until the epilogue reads it.
+// Floats of one band of output rows of the direct kernel, its padded input rows (a group's input channels) and
+// its accumulators (a group's output channels): small enough to stay in the second-level cache while every
+// block of output channels reads the band.
 constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
 
 }  // namespace
@@ -86,14 +87,20 @@ struct DirectPlan {
         depthwise = g.depthwise();
         row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
 
-        // the narrow tile where it pads the output channels less
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
-        tile = depthwise ? &k->depthwise : padded(k->narrow) < padded(k->wide) ? &k->narrow : &k->wide;
+        tile = &k->depthwise;
+        if (!depthwise) {
+            tile = &k->tiles[0];
+            for (const DirectTile& t : k->tiles)
+                if (padded(t) < padded(*tile)) tile = &t;
+        }
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
         const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        const int64_t band_input = depthwise ? g.in_channels : g.group_in;
+        band_rows = std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                                        std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         plane = (band_rows + reach) * row;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)

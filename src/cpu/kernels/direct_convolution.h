@@ -39,7 +39,10 @@ struct DirectTile {
 };
 
 struct DirectKernel {
-    DirectTile wide, narrow, depthwise;  // narrow: fewer output channels a tile, for layers with few
+    // The most output channels a tile first: a layer runs the first of those that pad its output channels least
+    // (a 9-channel layer runs 3-channel tiles, not 16 channels' work).
+    DirectTile tiles[3];
+    DirectTile depthwise;
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).
