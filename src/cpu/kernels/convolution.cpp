@@ -98,7 +98,9 @@ struct DirectPlan {
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
         const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
-        const int64_t band_input = depthwise ? g.in_channels : g.group_in;
+        // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
+        // band pads the filter's reach again)
+        const int64_t band_input = depthwise ? 0 : g.group_in;
         band_rows = std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
                                         std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         plane = (band_rows + reach) * row;
