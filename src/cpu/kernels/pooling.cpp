@@ -152,18 +152,16 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
 // DML_VECTOR_CLONES functions below.
 using Floats8 = float __attribute__((vector_size(32)));
 
-// The floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second load
-// of a stride-2 deinterleave starts at p[7] so that it ends at p[14]).
+// v = the floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second
+// load of a stride-2 deinterleave starts at p[7] so that it ends at p[14]). Through a reference, not returned:
+// a 32-byte vector returned by value changes the ABI between the builds.
 template <int64_t S>
-[[gnu::always_inline]] inline Floats8 load_strided(const float* p) {
-    Floats8 a;
-    std::memcpy(&a, p, sizeof a);
-    if constexpr (S == 1) {
-        return a;
-    } else {
+[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (S == 2) {
         Floats8 b;
         std::memcpy(&b, p + 7, sizeof b);
-        return __builtin_shufflevector(a, b, 0, 2, 4, 6, 9, 11, 13, 15);
+        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
     }
 }
 
@@ -181,7 +179,8 @@ DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_
         std::memcpy(&m, best + k, sizeof m);
         for (int64_t r = 0; r < count; ++r)
             for (int64_t t = 0; t < taps; ++t) {
-                const Floats8 v = load_strided<S>(rows[r] + k * S + t * dilation);
+                Floats8 v;
+                load_strided<S>(rows[r] + k * S + t * dilation, v);
                 m = v > m ? v : m;
             }
         std::memcpy(best + k, &m, sizeof m);
