@@ -313,8 +313,15 @@ void col2im(const ConvGeometry& g, const C* col, C* out, ThreadPool& pool) {
     });
 }
 
+// dst[i] += w * src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads vectorize
+// (a stride of 2 is two loads and a permutation).
+template <int64_t S, class C>
+DML_VECTOR_CLONES void add_scaled(C* dst, const C* src, C w, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n; ++i) dst[i] += w * src[i * (S ? S : stride)];
+}
+
 // Depthwise: acc[c, o] = sum over taps k of filter[c, k] input[c, position of tap k], one output row per task;
-// each tap adds a scaled input row into the output row (a vector loop for stride 1).
+// each tap adds a scaled input row into the output row (a vector loop for strides 1 and 2).
 template <class C>
 void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, ThreadPool& pool) {
     const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial(), rows = g.out[0] * g.out[1];
@@ -336,10 +343,11 @@ void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, T
                     for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
                         const C wv = w[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
                         const TapRange t(g, 2, kx);
-                        if (sx == 1)
-                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox + t.shift];
-                        else
-                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox * sx + t.shift];
+                        C* d = dst + t.lo;
+                        const C* x = src + t.lo * sx + t.shift;
+                        if (sx == 1) add_scaled<1>(d, x, wv, t.hi - t.lo, 1);
+                        else if (sx == 2) add_scaled<2>(d, x, wv, t.hi - t.lo, 2);
+                        else add_scaled<0>(d, x, wv, t.hi - t.lo, sx);
                     }
                 }
             }
