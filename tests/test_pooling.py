@@ -143,6 +143,35 @@ def test_max_pooling_ceil_output_sizes(run, rng):
     np.testing.assert_array_equal(indices, ref_i)
 
 
+WIDE_CASES = [  # window, strides, start, end, dilations, ceil: rows wide enough for vectors of windows
+    ((3, 3), (2, 2), (0, 0), (0, 0), (1, 1), True),
+    ((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), False),
+    ((2, 3), (1, 2), (0, 1), (0, 2), (2, 2), False),
+    ((3, 3), (3, 3), (1, 1), (0, 0), (1, 1), True),
+]
+
+
+@pytest.mark.parametrize("case", WIDE_CASES)
+@pytest.mark.parametrize("width", [13, 45])
+def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
+    # Values only, rows of 13 and 45: windows inside the input run eight at a time. Ties between 0 and -0 keep the
+    # first in scan order, NaN loses to any number, an all-NaN window gives NaN.
+    window, strides, start, end, dil, ceil = case
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
+    x[0, 0, :, 1::5] = np.nan
+    x[0, 1, 1:6, 2:12] = np.nan
+    outs = [out_size(*t, ceil) for t in zip((9, width), window, strides, start, end, dil)]
+    (y,) = run(lambda a: dml.max_pooling(a, window_size=window, strides=strides, start_padding=start,
+                                         end_padding=end, dilations=dil, output_sizes=[1, 3, *outs]).values, x)
+    nan = np.isnan(x)
+    ref, _ = np_pool(np.where(nan, -np.inf, x), window, strides, start, end, dil, outs, "max")
+    all_nan = np_pool(nan.astype(np.float32), window, strides, start, end, dil, outs, "avg")[0] == 1
+    assert all_nan.any() and not all_nan.all()
+    ref[all_nan] = np.finfo(np.float32).min if device.kind == "directml" else np.nan
+    np.testing.assert_array_equal(y, ref.astype(np.float32))
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(ref))
+
+
 def test_pooling_strided_broadcast_and_noncontiguous_inputs(device, rng):
     g = dml.Graph(device)
     base = g.input([1, 2, 6, 8])

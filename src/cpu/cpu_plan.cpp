@@ -91,7 +91,8 @@ public:
         : device_(std::move(device)),
           graph_(g),
           kernels_(build_kernels(graph_)),
-          memory_(graph_, 64, [&](size_t i) { return kernels_[i]->workspace_size(); }) {}  // 64-byte blocks: vectors
+          // 64-byte blocks: vectors; the join kernel skips an input already in its slice
+          memory_(graph_, 64, [&](size_t i) { return kernels_[i]->workspace_size(); }, true) {}
 
     uint64_t temporary_size() const override { return memory_.arena_size; }
 

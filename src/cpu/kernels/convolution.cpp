@@ -31,8 +31,9 @@ namespace {
 // enough to stay in the caches.
 constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
-// Accumulator floats of one band of output rows of the direct kernel (all of a group's output channels): small
-// enough to stay in the second-level cache until the epilogue reads it.
+// Floats of one band of output rows of the direct kernel, its padded input rows (a group's input channels) and
+// its accumulators (a group's output channels): small enough to stay in the second-level cache while every
+// block of output channels reads the band.
 constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
 
 }  // namespace
@@ -86,14 +87,22 @@ struct DirectPlan {
         depthwise = g.depthwise();
         row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
 
-        // the narrow tile where it pads the output channels less
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
-        tile = depthwise ? &k->depthwise : padded(k->narrow) < padded(k->wide) ? &k->narrow : &k->wide;
+        tile = &k->depthwise;
+        if (!depthwise) {
+            tile = &k->tiles[0];
+            for (const DirectTile& t : k->tiles)
+                if (padded(t) < padded(*tile)) tile = &t;
+        }
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
         const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / (band_channels * row), std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
+        // band pads the filter's reach again)
+        const int64_t band_input = depthwise ? 0 : g.group_in;
+        band_rows = std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                                        std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         plane = (band_rows + reach) * row;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
@@ -304,8 +313,15 @@ void col2im(const ConvGeometry& g, const C* col, C* out, ThreadPool& pool) {
     });
 }
 
+// dst[i] += w * src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads vectorize
+// (a stride of 2 is two loads and a permutation).
+template <int64_t S, class C>
+DML_VECTOR_CLONES void add_scaled(C* dst, const C* src, C w, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n; ++i) dst[i] += w * src[i * (S ? S : stride)];
+}
+
 // Depthwise: acc[c, o] = sum over taps k of filter[c, k] input[c, position of tap k], one output row per task;
-// each tap adds a scaled input row into the output row (a vector loop for stride 1).
+// each tap adds a scaled input row into the output row (a vector loop for strides 1 and 2).
 template <class C>
 void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, ThreadPool& pool) {
     const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial(), rows = g.out[0] * g.out[1];
@@ -327,10 +343,11 @@ void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, T
                     for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
                         const C wv = w[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
                         const TapRange t(g, 2, kx);
-                        if (sx == 1)
-                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox + t.shift];
-                        else
-                            for (int64_t ox = t.lo; ox < t.hi; ++ox) dst[ox] += wv * src[ox * sx + t.shift];
+                        C* d = dst + t.lo;
+                        const C* x = src + t.lo * sx + t.shift;
+                        if (sx == 1) add_scaled<1>(d, x, wv, t.hi - t.lo, 1);
+                        else if (sx == 2) add_scaled<2>(d, x, wv, t.hi - t.lo, 2);
+                        else add_scaled<0>(d, x, wv, t.hi - t.lo, sx);
                     }
                 }
             }
@@ -400,6 +417,35 @@ void finish(const FusedActivation& fused, const C* acc, int64_t acc_plane, int64
     });
 }
 
+// What the direct kernel's finish needs to store one band: the output of channels [0, channels) at `out` (the
+// band's first row of its first channel), the band's positions over padded rows of `row` columns.
+struct BandOutput {
+    const FusedActivation* fused;
+    const float* bias;
+    void* out;
+    int64_t out_plane, out_width, row, positions, channels, block_channels, block_positions;
+};
+
+// The direct kernel's finish: a tile of channels m0.. x positions p.. (over padded rows) stored as
+// T(act(sum + bias)) into the band's output rows, the padded columns and the padded channels dropped.
+template <ActivationFunction A, class T>
+DML_VECTOR_CLONES void finish_tile(const void* context, const float* tile, int64_t m0, int64_t p) {
+    const BandOutput& b = *static_cast<const BandOutput*>(context);
+    const int64_t block = b.block_positions, end = std::min(p + block, b.positions);
+    const int64_t channels = std::min(b.channels - m0, b.block_channels);
+    for (int64_t q = p; q < end;) {  // one output row's part a step
+        const int64_t r = q / b.row, c = q % b.row, n = std::min(b.row - c, end - q);
+        const int64_t cols = std::min(b.out_width - c, n);
+        for (int64_t i = 0; i < channels; ++i) {
+            const float* sums = tile + i * block + (q - p);
+            T* o = static_cast<T*>(b.out) + (m0 + i) * b.out_plane + r * b.out_width + c;
+            const float bias = b.bias[m0 + i];
+            for (int64_t k = 0; k < cols; ++k) o[k] = T(activate<A>(*b.fused, sums[k] + bias));
+        }
+        q += n;
+    }
+}
+
 class ConvolutionKernel final : public CpuKernel {
 public:
     explicit ConvolutionKernel(const Node& node)
@@ -459,15 +505,23 @@ private:
         float* acc = ws + workspace_.col;
         const int64_t O = g.out_spatial(), block = d.tile->block_positions;
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
-        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, then the epilogue.
+        void (*finish_tile_t)(const void*, const float*, int64_t, int64_t) = nullptr;
+        with_activation(desc_.fused.function, [&]<ActivationFunction A>() { finish_tile_t = finish_tile<A, T>; });
+        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, which finishes
+        // each tile into the output (depthwise: the epilogue after it, over acc).
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
                         int64_t channels) {
-            const DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
-                                      channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            T* out = image + m0 * O + r0 * g.out[2];
+            DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
+                                channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
+            const BandOutput output{&desc_.fused, bias + m0, out, O, g.out[2], d.row, a.positions, channels,
+                                    d.block_channels, block};
+            if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
             args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
-            finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, image + m0 * O + r0 * g.out[2], O, bias + m0,
-                             channels, rows, g.out[2], args.pool);
+            if (d.depthwise)
+                finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, out, O, bias + m0, channels, rows, g.out[2],
+                                 args.pool);
         };
         for (uint32_t n = 0; n < g.batch; ++n) {
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;

@@ -40,8 +40,9 @@ void run_join(const KernelArgs& args) {
     const size_t es = element_size(y.desc->data_type);
     int64_t offset = 0;
     for (const TensorArg& x : args.inputs) {
-        copy_strided(args.pool, x.desc->sizes, es, y.data + offset * out[axis] * int64_t(es), out, x.data,
-                     strides_of(x));
+        std::byte* slice = y.data + offset * out[axis] * int64_t(es);
+        if (x.data != slice)  // else the plan placed x there (MemoryPlan's joins_in_place): its producer wrote it
+            copy_strided(args.pool, x.desc->sizes, es, slice, out, x.data, strides_of(x));
         offset += x.desc->sizes[axis];
     }
 }

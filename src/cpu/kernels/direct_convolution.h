@@ -22,6 +22,12 @@ struct DirectConvolution {
     int64_t positions;  // positions to compute from `first`
     float* acc;  // [out_channels rounded up to whole blocks][acc_plane], written for positions in whole blocks
     int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
+    // Where set (not depthwise), each work item's finished sums go to finish(finish_context, tile, m0, p) instead of
+    // acc, while in the cache: tile [block_channels][block_positions] holds output channels m0.. at positions p..
+    // (the caller adds the bias, applies the activation, drops the padded columns and stores the output). acc then
+    // holds only the partial sums of the channel chunks before the last.
+    void (*finish)(const void* context, const float* tile, int64_t m0, int64_t p) = nullptr;
+    const void* finish_context = nullptr;
 };
 
 // One register tile: output channels x positions a work item, and the loop that runs it over work items [begin,
@@ -33,7 +39,10 @@ struct DirectTile {
 };
 
 struct DirectKernel {
-    DirectTile wide, narrow, depthwise;  // narrow: fewer output channels a tile, for layers with few
+    // The most output channels a tile first: a layer runs the first of those that pad its output channels least
+    // (a 9-channel layer runs 3-channel tiles, not 16 channels' work).
+    DirectTile tiles[3];
+    DirectTile depthwise;
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

@@ -1,5 +1,6 @@
 // The direct convolution for AVX2 with FMA (built with -mavx2 -mfma): 4 output channels x 3 vectors of 8
-// positions, 12 of the 16 vector registers accumulating (the narrow tile is the same: a narrower one spills).
+// positions, 12 of the 16 vector registers accumulating, or 2 x 5 or 3 x 3 for layers of few output channels
+// (with the loaded vectors and a broadcast, the tile fills the 16 registers; a larger one spills).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -17,8 +18,9 @@ struct Avx2 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {{4, 3 * 8, direct_rows<Avx2, 4, 3>},
-                                         {4, 3 * 8, direct_rows<Avx2, 4, 3>},
+extern const DirectKernel kDirectAvx2 = {{{4, 3 * 8, direct_rows<Avx2, 4, 3>},
+                                          {2, 5 * 8, direct_rows<Avx2, 2, 5>},
+                                          {3, 3 * 8, direct_rows<Avx2, 3, 3>}},
                                          {1, 3 * 8, depthwise_rows<Avx2, 3>}};
 
 }  // namespace dml::cpu

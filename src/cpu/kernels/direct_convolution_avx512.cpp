@@ -1,5 +1,5 @@
 // The direct convolution for AVX-512 (built with -mavx512f -mfma): 8 output channels x 3 vectors of 16 positions,
-// or 4 x 6 for layers of few output channels, 24 of the 32 vector registers accumulating.
+// or 4 x 6 or 3 x 8 for layers of few output channels, 24 of the 32 vector registers accumulating.
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -17,8 +17,9 @@ struct Avx512 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {{8, 3 * 16, direct_rows<Avx512, 8, 3>},
-                                           {4, 6 * 16, direct_rows<Avx512, 4, 6>},
+extern const DirectKernel kDirectAvx512 = {{{8, 3 * 16, direct_rows<Avx512, 8, 3>},
+                                            {4, 6 * 16, direct_rows<Avx512, 4, 6>},
+                                            {3, 8 * 16, direct_rows<Avx512, 3, 8>}},
                                            {1, 3 * 16, depthwise_rows<Avx512, 3>}};
 
 }  // namespace dml::cpu

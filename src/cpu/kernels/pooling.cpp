@@ -2,11 +2,14 @@
 #include "../../core/ops/pooling.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "../../executor/pooling_math.h"
 #include "kernel.h"
 #include "strided.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
@@ -71,6 +74,18 @@ void for_each_window_row(const KernelArgs& args, const PoolingWindow& w, F&& f) 
     });
 }
 
+// The sum of p[0, n) in double, in four chains of additions (one chain would wait on each addition: a global
+// average pool's rows are long).
+template <class T>
+double run_sum(const T* p, int64_t n) {
+    double lanes[4] = {};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int l = 0; l < 4; ++l) lanes[l] += double(compute_t<T>(p[i + l]));
+    for (; i < n; ++i) lanes[0] += double(compute_t<T>(p[i]));
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 template <class T>
 void run_average_pooling_typed(const KernelArgs& args) {
     const auto& d = args.desc<AveragePoolingDesc>();
@@ -80,10 +95,15 @@ void run_average_pooling_typed(const KernelArgs& args) {
     for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t, auto&& input_rows,
                                             const AxisWindows& x, int64_t ox0, int64_t counted_zy, int64_t inside_zy) {
         double sum[kPoolChunk] = {};
+        const bool contiguous = sx == 1 && x.dilation == 1;
         input_rows([&](int64_t offset, int64_t) {
             const T* row = in + base + offset;
             for (int64_t k = 0; k < count; ++k) {
                 const int64_t ox = ox0 + k;
+                if (contiguous) {
+                    sum[k] += run_sum(row + x.first[ox], x.inside[ox]);
+                    continue;
+                }
                 for (int64_t t = 0; t < x.inside[ox]; ++t)
                     sum[k] += double(compute_t<T>(row[(x.first[ox] + t * x.dilation) * sx]));
             }
@@ -128,6 +148,45 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
     }
 }
 
+// Eight float lanes: GCC / Clang vector extensions, one AVX register (or two SSE ones) in each build of the
+// DML_VECTOR_CLONES functions below.
+using Floats8 = float __attribute__((vector_size(32)));
+
+// v = the floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second
+// load of a stride-2 deinterleave starts at p[7] so that it ends at p[14]). Through a reference, not returned:
+// a 32-byte vector returned by value changes the ABI between the builds.
+template <int64_t S>
+[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (S == 2) {
+        Floats8 b;
+        std::memcpy(&b, p + 7, sizeof b);
+        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
+    }
+}
+
+// The windows of n >= 8 consecutive outputs of a max pool of stride S (1 or 2) whose taps all lie inside the
+// input: best[k] is replaced by each tap rows[r][k * S + t * dilation] that is larger (the scan's rule, in its
+// order: rows, then taps), for the `taps` taps of each of the `count` rows. In blocks of eight outputs; the last
+// block overlaps the one before it when n is not a multiple of eight, which is harmless: a value seen again is
+// never larger than the running maximum it already entered.
+template <int64_t S>
+DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
+                                   int64_t dilation) {
+    for (int64_t k0 = 0; k0 < n; k0 += 8) {
+        const int64_t k = std::min(k0, n - 8);
+        Floats8 m;
+        std::memcpy(&m, best + k, sizeof m);
+        for (int64_t r = 0; r < count; ++r)
+            for (int64_t t = 0; t < taps; ++t) {
+                Floats8 v;
+                load_strided<S>(rows[r] + k * S + t * dilation, v);
+                m = v > m ? v : m;
+            }
+        std::memcpy(best + k, &m, sizeof m);
+    }
+}
+
 template <class T>
 void run_max_pooling_typed(const KernelArgs& args) {
     using C = compute_t<T>;
@@ -140,12 +199,18 @@ void run_max_pooling_typed(const KernelArgs& args) {
                                                           : std::numeric_limits<C>::lowest();
     // Tap t of output x position ox reads the input row at tap_offsets[t * out + ox] (through the input's stride); a
     // window with fewer taps inside the input than the longest revisits its last one, which changes nothing.
-    const AxisWindows x_axis(pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc).axis[2]);
-    const size_t width = x_axis.first.size();
+    const PoolAxis axis = pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc).axis[2];
+    const AxisWindows x_axis(axis);
+    const int64_t width = int64_t(x_axis.first.size());
     std::vector<int64_t> tap_offsets(x_axis.most * width);
     for (int64_t t = 0; t < x_axis.most; ++t)
-        for (size_t ox = 0; ox < width; ++ox)
+        for (int64_t ox = 0; ox < width; ++ox)
             tap_offsets[t * width + ox] = (x_axis.first[ox] + std::min(t, x_axis.inside[ox] - 1) * x_axis.dilation) * sx;
+    // The output x positions [inner_lo, inner_hi) whose windows lie wholly inside the input: their taps read it at
+    // the pool's stride, so that a packed row's are strided loads instead of gathers through tap_offsets.
+    const int64_t reach = (axis.size - 1) * axis.dilation, last = axis.in - 1 - reach + axis.start;
+    const int64_t inner_lo = std::min(width, (axis.start + axis.stride - 1) / axis.stride);
+    const int64_t inner_hi = std::clamp<int64_t>(last < 0 ? 0 : last / axis.stride + 1, inner_lo, width);
     for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t plane_index,
                                             auto&& input_rows, const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
         if (indices) return max_with_indices(in, out, *indices, o, count, base, plane_index, input_rows, x, ox0, sx);
@@ -154,21 +219,48 @@ void run_max_pooling_typed(const KernelArgs& args) {
         C best[kPoolChunk];
         std::fill(best, best + count, lowest);
         const T* first_row = nullptr;
+        // Outputs [a, b) of this chunk run max_windows where it applies (float, a packed row, stride 1 or 2, at
+        // least eight of them), the others tap by tap through tap_offsets.
+        int64_t a = std::clamp(inner_lo - ox0, int64_t(0), count), b = std::clamp(inner_hi - ox0, a, count);
+        if (!std::is_same_v<T, float> || sx != 1 || axis.stride > 2 || b - a < 8) a = b = count;
+        constexpr int64_t kRowBatch = 8;  // input rows handed to max_windows at a time
+        const T* rows[kRowBatch];
+        int64_t batched = 0;
+        auto run_rows = [&] {
+            if constexpr (std::is_same_v<T, float>) {
+                if (axis.stride == 1) max_windows<1>(best + a, rows, batched, b - a, x.most, axis.dilation);
+                else max_windows<2>(best + a, rows, batched, b - a, x.most, axis.dilation);
+            }
+            batched = 0;
+        };
         input_rows([&](int64_t offset, int64_t) {
             const T* row = in + base + offset;
             if (!first_row) first_row = row;
             for (int64_t t = 0; t < x.most; ++t) {
-                const int64_t* at = tap_offsets.data() + t * x.first.size() + ox0;
-                for (int64_t k = 0; k < count; ++k) {
-                    const C v = C(row[at[k]]);
-                    best[k] = v > best[k] ? v : best[k];
-                }
+                const int64_t* at = tap_offsets.data() + t * width + ox0;
+                auto gather = [&](int64_t k0, int64_t k1) {
+                    for (int64_t k = k0; k < k1; ++k) {
+                        const C v = C(row[at[k]]);
+                        best[k] = v > best[k] ? v : best[k];
+                    }
+                };
+                gather(0, a);
+                gather(b, count);
+            }
+            if (b > a) {
+                rows[batched++] = row + tap_offsets[ox0 + a];
+                if (batched == kRowBatch) run_rows();
             }
         });
+        if (batched) run_rows();
+        int lowest_left = 0;
         for (int64_t k = 0; k < count; ++k) {
             out[o + k] = T(best[k]);
-            // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
-            if constexpr (std::numeric_limits<C>::has_quiet_NaN)
+            lowest_left |= best[k] == lowest;
+        }
+        // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
+        if constexpr (std::numeric_limits<C>::has_quiet_NaN)
+            for (int64_t k = 0; lowest_left && k < count; ++k)
                 if (best[k] == lowest) {
                     bool number = false;
                     input_rows([&](int64_t offset, int64_t) {
@@ -179,7 +271,6 @@ void run_max_pooling_typed(const KernelArgs& args) {
                     });
                     if (!number) out[o + k] = first_row[x.first[ox0 + k] * sx];
                 }
-        }
     });
 }
 

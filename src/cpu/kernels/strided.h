@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -49,13 +50,31 @@ void for_each_row(ThreadPool& pool, const Sizes& shape, const std::array<Strides
 }
 
 // Copies elements of `element_size` bytes from a strided source into a strided destination of the same shape.
-inline void copy_strided(ThreadPool& pool, const Sizes& shape, size_t element_size, std::byte* dst,
+// Rows that both sides hold contiguously are memcpy. A short innermost dimension that does not merge with the one
+// before it (depth_to_space's block, a join along a short last axis) is walked outside that one, so that rows stay
+// long instead of a few elements each.
+inline void copy_strided(ThreadPool& pool, Sizes shape, size_t element_size, std::byte* dst,
                          std::vector<int64_t> dst_strides, const std::byte* src, std::vector<int64_t> src_strides) {
+    std::vector<size_t> dims;  // those of more than one element
+    for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] > 1) dims.push_back(d);
+    if (dims.size() >= 2) {
+        const size_t a = dims[dims.size() - 2], b = dims.back();
+        const bool merges = dst_strides[a] == dst_strides[b] * int64_t(shape[b]) &&
+                            src_strides[a] == src_strides[b] * int64_t(shape[b]);
+        if (!merges && shape[b] < 16 && shape[a] > shape[b]) {
+            std::swap(shape[a], shape[b]);
+            std::swap(dst_strides[a], dst_strides[b]);
+            std::swap(src_strides[a], src_strides[b]);
+        }
+    }
     auto copy = [&]<class U>() {
         U* d = reinterpret_cast<U*>(dst);
         const U* s = reinterpret_cast<const U*>(src);
         for_each_row<2>(pool, shape, {std::move(dst_strides), std::move(src_strides)}, [&](auto off, auto st, uint64_t n) {
-            for (uint64_t j = 0; j < n; ++j) d[off[0] + int64_t(j) * st[0]] = s[off[1] + int64_t(j) * st[1]];
+            if (st[0] == 1 && st[1] == 1) std::memcpy(d + off[0], s + off[1], n * sizeof(U));
+            else
+                for (uint64_t j = 0; j < n; ++j) d[off[0] + int64_t(j) * st[0]] = s[off[1] + int64_t(j) * st[1]];
         });
     };
     visit_storage(element_size, copy);
