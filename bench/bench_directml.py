@@ -12,6 +12,7 @@ missing (no cuda executor, no GPU for torch) reads "-".
 
 import argparse
 import itertools
+import sys
 
 import numpy as np
 
@@ -112,6 +113,7 @@ def run_kernels(torch, found, gpu, args):
                 times[kind], got = time_graph(found[kind], build, arrays, args.reps)
             except dml.DeviceError as e:
                 err = f"{kind}: {type(e).__name__}: {str(e)[:60]}" if kind == "directml" else err
+                print(f"{name}: {kind} failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
                 continue
             if kind == "directml":
                 err = f"{relative_error(got.reshape(want.shape), want):.1e}"
@@ -148,6 +150,7 @@ def run_samples(torch, found, gpu, args):
                 times[kind], got = time_compiled(found[kind], op, {input_name: x}, args.reps)
             except dml.DeviceError as e:
                 err = f"{kind}: {type(e).__name__}: {str(e)[:60]}" if kind == "directml" else err
+                print(f"{name}: {kind} failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
                 continue
             if kind == "directml":
                 err = f"{relative_error(got.reshape(want.shape), want):.1e}"
