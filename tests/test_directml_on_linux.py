@@ -131,7 +131,8 @@ def driver_run(tmp_path_factory):
     env["LD_LIBRARY_PATH"] = f"{build}:{PROTON_D3D12.parent}:{env.get('LD_LIBRARY_PATH', '')}"
     env["DMLX_VKD3D_PROTON_D3D12"] = str(PROTON_D3D12)
     env.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    env.setdefault("VKD3D_DEBUG", "warn")
+    if env.get("VKD3D_DEBUG", "none") == "none":  # its errors tell an environment gap from a bridge bug (below)
+        env["VKD3D_DEBUG"] = "warn"
     env.setdefault("VKD3D_SHADER_CACHE_PATH", "0")  # else vkd3d-proton leaves a pipeline cache in the cwd
     r = subprocess.run(
         [str(build / "dml_linux_driver"), "--lib", str(lib), "--dump", str(dump)],

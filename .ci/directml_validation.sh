@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The directml executor in CI (issue 16, docs/directml.md). Executing DirectML on Linux needs vkd3d-proton, which no
+# package registry ships (it is built from source by hand: docs/directml-on-linux.md), so CI cannot execute it; the
+# executing runs are lavapipe and the H200 (docs/directml.md, "What was verified"). What CI does: DirectML's own
+# Linux binary (libdirectml.so, from the torch-directml wheel on PyPI) over our bridge and Debian's vkd3d checks
+# every graph the operator tests compile for directml: each lowered node through DirectML's CreateOperator, then
+# CompileGraph, which fails only when asked to build shaders (tests/directml_validation_plugin.py).
+# Exit 2: the pieces could not be installed here (the caller says so and goes on).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -f /usr/include/vkd3d/vkd3d.h ] || [ ! -f /usr/include/directx/d3d12.h ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get > /dev/null; then
+        timeout 300 bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends libvkd3d-dev libvkd3d1 libvkd3d-utils1 directx-headers-dev' > /dev/null 2>&1
+    fi
+    [ -f /usr/include/vkd3d/vkd3d.h ] && [ -f /usr/include/directx/d3d12.h ] || { echo "no vkd3d / DirectX-Headers" >&2; exit 2; }
+fi
+cache=${DMLX_CACHE:-$HOME/.cache/dmlx}
+timeout 600 experimental/directml_on_linux/fetch.sh || { echo "could not fetch libdirectml.so" >&2; exit 2; }
+
+build=$(mktemp -d)
+trap 'rm -rf "$build"' EXIT
+if ! { cmake -S experimental/directml_on_linux -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       && cmake --build "$build"; } > "$build.log" 2>&1; then
+    tail -30 "$build.log" >&2
+    echo "the bridge did not build" >&2
+    exit 1
+fi
+
+DIRECTML_LIBRARY_PATH="$cache/libdirectml.so" DIRECTML_D3D12_PATH="$build/libd3d12.so" \
+DIRECTML_DXCORE_PATH="$build/libdxcore.so" VKD3D_DEBUG=none PYTHONPATH=tests \
+    python -m pytest tests -k directml -p directml_validation_plugin -q -p no:cacheprovider
+rc=$?
+[ "$rc" -eq 5 ] && { echo "pytest collected no tests: failing" >&2; rc=1; }
+exit "$rc"
