@@ -399,11 +399,16 @@ def softmax(ctx, node):
         first[np.arange(len(flat)), flat.argmax(axis=1)] = 1  # DirectML: 1 at the first largest element
         out = np.moveaxis(first.reshape(moved.shape), last, axes)
         tol = 0.0
-    elif name == "activation_softmax":
-        out, tol = np.exp(shifted) / total, 2 * node.tol + rounding(node.dtype, 1.0, 4)
     else:
-        out = shifted - np.log(total)
-        tol = 2 * node.tol + rounding(node.dtype, np.abs(out).max(), 4)
+        # The denominator sums n terms: a float32 sum (float16 accumulates in float32) is off by up to n - 1 units
+        # relative, which log_softmax adds and softmax scales by its output (at most 1); 2688 terms were 1.4e-5 off.
+        n = int(np.prod([x.shape[a] for a in axes]))
+        summed = n * UNIT[np.dtype(np.float64 if node.dtype == np.float64 else np.float32)]
+        if name == "activation_softmax":
+            out, tol = np.exp(shifted) / total, 2 * node.tol + rounding(node.dtype, 1.0, 4) + summed
+        else:
+            out = shifted - np.log(total)
+            tol = 2 * node.tol + rounding(node.dtype, np.abs(out).max(), 4) + summed
     e = ctx.build(name, lambda: getattr(dml, name)(node.expr, axes=axes), accepts(node, F16_32))
     return derived(node, e, out, tol, node)
 
