@@ -56,7 +56,9 @@ def _judge(outcome) -> bool:
         _outcomes["every node passed CreateOperator; CompileGraph failed building shaders"] += 1
         return True
     else:
-        m = re.search(r"(?:refused|cannot run) (?:node \d+ \()?(DML_[A-Z0-9_]+)", message)
+        # The operator's name where the message gives it whole (a skip's reason may be cut short after it).
+        m = (re.search(r"(DML_[A-Z0-9_]+) is not supported", message)
+             or re.search(r"(?:refused|cannot run) (?:node \d+ \()?(DML_[A-Z0-9_]+)", message))
         if m:
             why = ("refused by DirectML's CreateOperator" if "refused" in message
                    else "no lowering" if "no lowering" in message else "refused by the lowering")
