@@ -91,6 +91,25 @@ def print_row(name, times, err, work=None):
     print(f"| {name} | {cell(d)} | {cell(c)} | {cell(t)} | {ratio(t, d)} | {ratio(t, c)} | {rate} | {err} |", flush=True)
 
 
+def time_executors(name, kinds, times, want, timed_run):
+    """Fills times[kind] for our executors (None where `kinds` lacks one or it failed); timed_run(kind) gives
+    (seconds, output). Returns directml's relative error against `want`, or its failure. A failure is printed too."""
+    err = "-"
+    for kind in ("directml", "cuda"):
+        times[kind] = None
+        if kind not in kinds:
+            continue
+        try:
+            times[kind], got = timed_run(kind)
+        except dml.DeviceError as e:
+            err = f"{kind}: {type(e).__name__}: {str(e)[:60]}" if kind == "directml" else err
+            print(f"{name}: {kind} failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
+            continue
+        if kind == "directml":
+            err = f"{relative_error(got.reshape(want.shape), want):.1e}"
+    return err
+
+
 def run_kernels(torch, found, gpu, args):
     timed = torch_timer(torch) if gpu else (lambda fn: fn)
     where = "cuda" if gpu else "cpu"
@@ -104,19 +123,7 @@ def run_kernels(torch, found, gpu, args):
         tensors = [torch.from_numpy(a if gpu else a.astype(np.float32)).to(where) for a in arrays]
         times = {"torch": median_seconds(timed(lambda: fn(torch, *tensors)), args.reps) if gpu else None}
         want = fn(torch, *tensors).float().cpu().numpy()
-        err = "-"
-        for kind in ("directml", "cuda"):
-            times[kind] = None
-            if kind not in found:
-                continue
-            try:
-                times[kind], got = time_graph(found[kind], build, arrays, args.reps)
-            except dml.DeviceError as e:
-                err = f"{kind}: {type(e).__name__}: {str(e)[:60]}" if kind == "directml" else err
-                print(f"{name}: {kind} failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
-                continue
-            if kind == "directml":
-                err = f"{relative_error(got.reshape(want.shape), want):.1e}"
+        err = time_executors(name, found, times, want, lambda kind: time_graph(found[kind], build, arrays, args.reps))
         print_row(name, times, err, flops)
 
 
@@ -140,20 +147,9 @@ def run_samples(torch, found, gpu, args):
         with torch.inference_mode():
             times = {"torch": median_seconds(timed(lambda: net(ops, tx)), args.reps) if gpu else None}
             want = net(ops, tx).float().cpu().numpy()
-        err = "-"
-        for kind in ("directml", "cuda"):
-            times[kind] = None
-            if kind not in compiled:
-                continue
-            op = compiled[kind][name][1]
-            try:
-                times[kind], got = time_compiled(found[kind], op, {input_name: x}, args.reps)
-            except dml.DeviceError as e:
-                err = f"{kind}: {type(e).__name__}: {str(e)[:60]}" if kind == "directml" else err
-                print(f"{name}: {kind} failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
-                continue
-            if kind == "directml":
-                err = f"{relative_error(got.reshape(want.shape), want):.1e}"
+        feeds = {input_name: x}
+        err = time_executors(name, compiled, times, want,
+                             lambda kind: time_compiled(found[kind], compiled[kind][name][1], feeds, args.reps))
         print_row(name, times, err)
 
 
