@@ -18,9 +18,7 @@ struct Avx2 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {{{4, 3 * 8, direct_rows<Avx2, 4, 3>},
-                                          {2, 5 * 8, direct_rows<Avx2, 2, 5>},
-                                          {3, 3 * 8, direct_rows<Avx2, 3, 3>}},
-                                         {1, 3 * 8, depthwise_rows<Avx2, 3>}};
+extern const DirectKernel kDirectAvx2 = {
+    {direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(), direct_tile<Avx2, 3, 3>()}, depthwise_tile<Avx2, 3>()};
 
 }  // namespace dml::cpu

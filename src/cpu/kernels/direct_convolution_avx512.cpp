@@ -17,9 +17,8 @@ struct Avx512 {
 };
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {{{8, 3 * 16, direct_rows<Avx512, 8, 3>},
-                                            {4, 6 * 16, direct_rows<Avx512, 4, 6>},
-                                            {3, 8 * 16, direct_rows<Avx512, 3, 8>}},
-                                           {1, 3 * 16, depthwise_rows<Avx512, 3>}};
+extern const DirectKernel kDirectAvx512 = {
+    {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512, 4, 6>(), direct_tile<Avx512, 3, 8>()},
+    depthwise_tile<Avx512, 3>()};
 
 }  // namespace dml::cpu

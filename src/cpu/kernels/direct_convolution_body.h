@@ -111,5 +111,15 @@ void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
     }
 }
 
+// The instruction set's DirectKernel entries: each tile with the sizes its loop blocks by.
+template <class V, int MR, int NV>
+constexpr DirectTile direct_tile() {
+    return {MR, int64_t(NV) * V::width, direct_rows<V, MR, NV>};
+}
+template <class V, int NV>
+constexpr DirectTile depthwise_tile() {
+    return {1, int64_t(NV) * V::width, depthwise_rows<V, NV>};
+}
+
 }  // namespace
 }  // namespace dml::cpu
