@@ -10,10 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -f /usr/include/vkd3d/vkd3d.h ] || [ ! -f /usr/include/directx/d3d12.h ]; then
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get > /dev/null; then
-        timeout 300 bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            --no-install-recommends libvkd3d-dev libvkd3d1 libvkd3d-utils1 directx-headers-dev' > /dev/null 2>&1
-    fi
+    .ci/apt_install.sh libvkd3d-dev libvkd3d1 libvkd3d-utils1 directx-headers-dev
     [ -f /usr/include/vkd3d/vkd3d.h ] && [ -f /usr/include/directx/d3d12.h ] || { echo "no vkd3d / DirectX-Headers" >&2; exit 2; }
 fi
 cache=${DMLX_CACHE:-$HOME/.cache/dmlx}
