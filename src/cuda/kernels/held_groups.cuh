@@ -134,8 +134,9 @@ struct Team {
 };
 
 // Work item i is chunk i % chunks of group i / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors lane,
-// lane + team size, ... of its chunk. ROWS: the plan's `rows` case, a block of exactly TEAM threads per group, Whole. Whole: reduce the group and write it. Partials: reduce the chunk into
-// partials[i]. Apply: combine the group's partials (Triple{} is the empty one) and write the chunk.
+// lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
+// partials[i]. Apply: combine the group's partials (Triple{} is the empty one) and write the chunk. ROWS: the
+// plan's `rows`, Whole with a block of exactly TEAM threads per group.
 // Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
 // which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
 // g's element is at g).
@@ -238,7 +239,7 @@ template <class Op>
 void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream,
                 const char* what) {
     auto* partials = static_cast<Triple*>(ws);
-    if (p.vectors && aligned && p.rows) launch_rows<Op, kVec<typename Op::Type>>(p.g, op, stream, what);
+    if (p.rows && aligned) launch_rows<Op, kVec<typename Op::Type>>(p.g, op, stream, what);  // rows move vectors
     else if (p.vectors && aligned) launch_team<Op, kVec<typename Op::Type>>(p, op, partials, sm_count, stream, what);
     else launch_team<Op, 1>(p, op, partials, sm_count, stream, what);
 }
