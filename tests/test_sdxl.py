@@ -203,6 +203,21 @@ def test_weight_files_unmapped_after_reading(tmp_path, vocabulary, device):
     np.testing.assert_array_equal(weight, tiny.weight("unet.conv_in.weight", weight.shape))
 
 
+def test_weight_files_held_open_within_a_block(tmp_path):
+    """Inside held() a file is mapped once, at its first read, and unmapped when the block ends; `in` reads nothing."""
+    folder = tiny.write_folder(tmp_path / "model")
+    weights = load(folder).unet.weights
+    with weights.held():
+        assert "conv_in.weight" in weights and "no.such.weight" not in weights
+        assert str(folder) not in Path("/proc/self/maps").read_text()
+        first = weights["conv_in.weight"]
+        assert str(folder) in Path("/proc/self/maps").read_text()
+        np.testing.assert_array_equal(weights["conv_in.weight"], first)
+        assert weights.shape("conv_in.weight") == first.shape
+    assert str(folder) not in Path("/proc/self/maps").read_text()
+    np.testing.assert_array_equal(first, tiny.weight("unet.conv_in.weight", first.shape))
+
+
 def test_size_must_fit_the_vae(model_files, device):
     with pytest.raises(ValueError, match="multiple of 2"):
         Pipeline(load(model_files["folder"]), device, tiny.HEIGHT + 1, tiny.WIDTH)

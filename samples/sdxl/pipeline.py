@@ -98,7 +98,8 @@ class Pipeline:
 
     def _timed(self, name, build):
         start = time.perf_counter()
-        result = build()
+        with self.model.held():
+            result = build()
         self.times[name] = time.perf_counter() - start
         return result
 
