@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,8 +24,10 @@ struct CublasLt;
 void check(cudaError_t e, std::string_view what);
 // Checks the launch of the kernel just enqueued (`what` names it).
 void check_launch(std::string_view what);
-// Milliseconds per run of `f` (which enqueues on `stream`), timed over a few runs after one that is not counted.
-float time_ms(cudaStream_t stream, const std::function<void()>& f);
+// Milliseconds per run of `f` (which enqueues on `stream`), timed over a few runs after a first one. Where the
+// first alone takes more than `enough_ms`, its time is returned without repeating: a choice that slow has lost.
+float time_ms(cudaStream_t stream, const std::function<void()>& f,
+              float enough_ms = std::numeric_limits<float>::infinity());
 
 // Choices measured at compile (an algorithm, a kernel), kept for the process by key (device and problem): a key is
 // measured once. `measure` runs without the lock held, as it may wait for the device's stream; a measurement that
