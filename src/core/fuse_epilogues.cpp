@@ -7,6 +7,7 @@
 #include "ops/elementwise.h"
 #include "ops/gemm.h"
 #include "ops/normalization.h"
+#include "readers.h"
 
 namespace dml {
 
@@ -70,24 +71,20 @@ std::optional<Node> with_addend(const Node& producer, const Operand& addend, con
 
 void fuse_epilogues(CompiledGraph& graph, const std::function<bool(const Node&)>& executor_takes) {
     std::vector<Node>& nodes = graph.nodes;
-    std::vector<uint32_t> reads(nodes.size(), 0);  // operands reading each node's outputs
-    std::vector<char> is_output(nodes.size(), 0);
-    for (const Node& n : nodes)
-        for (const auto& op : n.inputs)
-            if (op && op->value.source == Value::Source::Node) ++reads[op->value.index];
-    for (const Value& v : graph.outputs)
-        if (v.source == Value::Source::Node) is_output[v.index] = 1;
+    const Readers readers(graph);
 
     // Whether node i's operand `in` reads, in order, the whole single output of a node that nothing else reads
     // (perhaps reinterpreted to other sizes), so that node i's output can be that memory (a graph output keeps its
     // description).
     auto sole_reader = [&](size_t i, const Operand& in) {
-        if (in.value.source != Value::Source::Node || reads[in.value.index] != 1 || is_output[in.value.index])
-            return false;
-        const Node& producer = nodes[in.value.index];
+        if (in.value.source != Value::Source::Node) return false;
+        const uint32_t v = in.value.index;
+        const Node& producer = nodes[v];
+        if (producer.outputs.size() != 1 || readers.count(v) != 1 || readers.is_graph_output(v, 0)) return false;
         const TensorDesc& made = producer.outputs[0];
-        return producer.outputs.size() == 1 && in.desc.is_packed() && in.desc.data_type == made.data_type &&
-               in.desc.element_count() == made.element_count() && (!is_output[i] || nodes[i].outputs[0] == made);
+        return in.desc.is_packed() && in.desc.data_type == made.data_type &&
+               in.desc.element_count() == made.element_count() &&
+               (!readers.is_graph_output(uint32_t(i), 0) || nodes[i].outputs[0] == made);
     };
 
     // Per node: the value that holds its output once it is folded away (nothing reads a folded GEMM's).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../core/ops/data_movement.h"
+#include "../core/readers.h"
 #include "device.h"
 
 namespace dml {
@@ -121,10 +122,7 @@ struct MemoryPlan {
 
     // The node outputs joins_in_place places in joins' outputs, by (node, output).
     static std::map<std::pair<size_t, uint32_t>, Slice> join_slices(const CompiledGraph& g, uint64_t alignment) {
-        std::map<std::pair<size_t, uint32_t>, int> reads;
-        for (const Node& node : g.nodes)
-            for (const auto& op : node.inputs)
-                if (op && op->value.source == Value::Source::Node) ++reads[{op->value.index, op->value.output}];
+        const Readers readers(g);
         std::map<std::pair<size_t, uint32_t>, Slice> slices;
         for (size_t j = 0; j < g.nodes.size(); ++j) {
             const auto* join = dynamic_cast<const JoinDesc*>(g.nodes[j].desc.get());
@@ -137,8 +135,9 @@ struct MemoryPlan {
             for (const auto& op : g.nodes[j].inputs) {
                 const bool produced = op->value.source == Value::Source::Node;
                 const std::pair<size_t, uint32_t> v{op->value.index, op->value.output};
-                if (outer == 1 && produced && reads[v] == 1 && offset % alignment == 0 &&
-                    std::find(g.outputs.begin(), g.outputs.end(), op->value) == g.outputs.end()) {
+                if (outer == 1 && produced && offset % alignment == 0 &&
+                    readers.of(op->value.index, op->value.output).size() == 1 &&
+                    !readers.is_graph_output(op->value.index, op->value.output)) {
                     const TensorDesc& made = g.nodes[v.first].outputs[v.second];
                     if (made.data_type == op->desc.data_type && made.sizes == op->desc.sizes &&
                         made.effective_strides() == op->desc.effective_strides())
