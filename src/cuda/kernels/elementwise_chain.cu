@@ -99,29 +99,48 @@ __device__ __forceinline__ void run_chain(const ChainArgs<T>& a, float (&v)[W], 
     }
 }
 
-// Vectors first, grid-stride; then the count % W elements left, one a thread.
+// U 16-byte vectors a thread, vector v + u * stride for u < U: each operand's U loads are in flight together, and
+// each step's switch is paid once for U vectors rather than once for each.
+template <int U, class T>
+__device__ __forceinline__ void run_vectors(const ChainArgs<T>& a, uint64_t v, uint64_t stride) {
+    constexpr int W = int(16 / sizeof(T));
+    float r[U * W];
+    run_chain<U * W>(a, r, [&](int k, float (&o)[U * W]) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const Vector<T, W> in = load_vector<W>(a.x[k] + (v + u * stride) * W);
+#pragma unroll
+            for (int j = 0; j < W; ++j) o[u * W + j] = in[j];
+        }
+    });
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        Vector<T, W> out;
+#pragma unroll
+        for (int j = 0; j < W; ++j) out.v[j] = to_stored<T>(r[u * W + j]);
+        store_vector(a.y + (v + u * stride) * W, out);
+    }
+}
+
+// Vectors first, grid-stride, kChainVectors at a time while that many are left; then the count % W elements
+// left, one a thread.
+constexpr int kChainVectors = 2;
+
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     packed_chain_kernel(uint64_t count, const __grid_constant__ ChainArgs<T> a) {
     constexpr int W = int(16 / sizeof(T));
     const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (uint64_t i = first * W; i + W <= count; i += uint64_t(gridDim.x) * blockDim.x * W) {
-        float v[W];
-        run_chain<W>(a, v, [&](int k, float (&o)[W]) {
-            const Vector<T, W> in = load_vector<W>(a.x[k] + i);
-#pragma unroll
-            for (int j = 0; j < W; ++j) o[j] = in[j];
-        });
-        Vector<T, W> out;
-#pragma unroll
-        for (int j = 0; j < W; ++j) out.v[j] = to_stored<T>(v[j]);
-        store_vector(a.y + i, out);
-    }
-    const uint64_t tail = count / W * W + first;
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x, vectors = count / W;
+    uint64_t v = first;
+    for (; v + (kChainVectors - 1) * stride < vectors; v += kChainVectors * stride)
+        run_vectors<kChainVectors>(a, v, stride);
+    for (; v < vectors; v += stride) run_vectors<1>(a, v, stride);
+    const uint64_t tail = vectors * W + first;
     if (first < W && tail < count) {
-        float v[1];
-        run_chain<1>(a, v, [&](int k, float (&o)[1]) { o[0] = load(a.x[k] + tail); });
-        store(a.y + tail, v[0]);
+        float r[1];
+        run_chain<1>(a, r, [&](int k, float (&o)[1]) { o[0] = load(a.x[k] + tail); });
+        store(a.y + tail, r[0]);
     }
 }
 
