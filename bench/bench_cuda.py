@@ -3,9 +3,10 @@
 GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-UNet float16 shapes),
 multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
 (float16), memory-bound operators on tensors of 64 MiB and more (layer norm on LLM shapes, group norm on SDXL's
-VAE at 1024x1024, softmax over rows of 4096, a plain add and swish; their GB/s also as a share of the H200's
-4.2 TB/s copy bandwidth), element-wise chains that compile fuses (x * sigmoid(x), y + y * 0.5, alone and 20 in a
-row, against eager torch) and a stack of 20 UNet ResNet blocks (against the same network in eager torch):
+VAE at 1024x1024, alone and with the swish after it, softmax over rows of 4096, a plain add and swish; their GB/s
+also as a share of the H200's 4.2 TB/s copy bandwidth), element-wise chains that compile fuses (x * sigmoid(x),
+y + y * 0.5, alone and 20 in a row, against eager torch) and a stack of 20 UNet ResNet blocks (against the same
+network in eager torch):
 throughput of one dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both
 timed per call on the wall clock up to a synchronized result, median of many calls; ratio = our throughput /
 torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per dispatch, with
@@ -259,6 +260,12 @@ def bench_large(device, torch, reps, quick):
         tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
         row(f"group norm float16 [{n},{c},{h},{w}] 32 groups", [x], op, lambda: F.group_norm(tx, 32, ts, tb, 1e-5),
             x.nbytes)
+        if c == 128:  # the decoder's group norm + swish, which compile folds into one node (the row says)
+            g = dml.Graph(device)
+            norm = group_norm(g, g.input(x.shape, np.float16, name="x0"), 32, scale, bias)
+            op = g.compile([dml.activation_swish(norm)])
+            row(f"group norm + swish float16 [{n},{c},{h},{w}] 32 groups ({len(op._node_types)} nodes)", [x], op,
+                lambda: F.silu(F.group_norm(tx, 32, ts, tb, 1e-5)), x.nbytes)
     x = rng.standard_normal((16384, 4096)).astype(np.float16)  # attention scores: rows of 4096 keys
     g = dml.Graph(device)
     op = g.compile([dml.activation_softmax(g.input(x.shape, np.float16, name="x0"), axes=[1])])
