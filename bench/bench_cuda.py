@@ -421,26 +421,43 @@ def bench_dispatch(device, torch, reps, nodes=100):
 
 
 def profile(device, torch, quick):
-    """Our kernels' GPU time by name (CUPTI sees every stream of the process), for the convolution cases."""
+    """Our kernels' GPU time by name (CUPTI sees every stream of the process), for some convolutions and the large
+    normalizations (a group norm whose groups take two passes shows each pass as a kernel of its own)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
+    def show(label, op, feeds):
+        for _ in range(3):
+            op(feeds, readback=False)
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(10):
+                op(feeds, readback=False)
+        print(f"{label}: 10 dispatches")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=6, max_name_column_width=100))
+
+    rng = np.random.default_rng(0)
     for n, c, h, w, cout, k, s in conv_cases(quick)[1:4]:
-        rng = np.random.default_rng(0)
         x = rng.standard_normal((n, c, h, w)).astype(np.float16)
         f = rng.standard_normal((cout, c, k, k)).astype(np.float16)
         g = dml.Graph(device)
         p = k // 2
         op = g.compile([dml.convolution(g.input(x.shape, np.float16, name="x"), g.input(f.shape, np.float16, name="f"),
                                         strides=[s, s], start_padding=[p, p], end_padding=[p, p])])
-        feeds = {"x": dml.Buffer(device, x), "f": dml.Buffer(device, f)}
-        for _ in range(3):
-            op(feeds, readback=False)
-        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(10):
-                op(feeds, readback=False)
-        print(f"conv [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}: 10 dispatches")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=6, max_name_column_width=70))
+        show(f"conv [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}", op,
+             {"x": dml.Buffer(device, x), "f": dml.Buffer(device, f)})
+    for n, c, h, w in [(1, 128, 1024, 1024), (1, 512, 256, 256)][: 1 if quick else 2]:
+        x = rng.standard_normal((n, c, h, w)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([group_norm(g, g.input(x.shape, np.float16, name="x"), 32, scale, bias)])
+        show(f"group norm [{n},{c},{h},{w}] 32 groups ({x.nbytes >> 20} MiB)", op, {"x": dml.Buffer(device, x)})
+    x = rng.standard_normal((4, 4096, 8192)).astype(np.float16)
+    scale, bias = rng.standard_normal(8192).astype(np.float16), rng.standard_normal(8192).astype(np.float16)
+    g = dml.Graph(device)
+    op = g.compile([dml.mean_variance_normalization(
+        g.input(x.shape, np.float16, name="x"), g.constant(scale.reshape(1, 1, -1)), g.constant(bias.reshape(1, 1, -1)),
+        axes=[2], normalize_variance=True, epsilon=1e-5)])
+    show(f"layer norm [4,4096,8192] ({x.nbytes >> 20} MiB)", op, {"x": dml.Buffer(device, x)})
 
 
 def main():
@@ -449,7 +466,8 @@ def main():
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
     parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large chain resnet (default all)")
-    parser.add_argument("--profile", action="store_true", help="also print our kernels' GPU times for some convolutions")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print our kernels' GPU times for some convolutions and the large normalizations")
     args = parser.parse_args()
     import torch
 
