@@ -3,9 +3,10 @@
 GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-UNet float16 shapes),
 multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
 (float16), memory-bound operators on tensors of 64 MiB and more (layer norm on LLM shapes, group norm on SDXL's
-VAE at 1024x1024, softmax over rows of 4096, a plain add and swish; their GB/s also as a share of the H200's
-4.2 TB/s copy bandwidth), element-wise chains that compile fuses (x * sigmoid(x), y + y * 0.5, alone and 20 in a
-row, against eager torch) and a stack of 20 UNet ResNet blocks (against the same network in eager torch):
+VAE at 1024x1024, alone and with the swish after it, softmax over rows of 4096, a plain add and swish; their GB/s
+also as a share of the H200's 4.2 TB/s copy bandwidth), element-wise chains that compile fuses (x * sigmoid(x),
+y + y * 0.5, alone and 20 in a row, against eager torch) and a stack of 20 UNet ResNet blocks (against the same
+network in eager torch):
 throughput of one dispatch (inputs already on the GPU as dml.Buffers, outputs left there) against torch's, both
 timed per call on the wall clock up to a synchronized result, median of many calls; ratio = our throughput /
 torch's. Then the host overhead of dispatching a 100-node element-wise graph, in microseconds per dispatch, with
@@ -259,6 +260,12 @@ def bench_large(device, torch, reps, quick):
         tx, ts, tb = (torch.from_numpy(a).cuda() for a in (x, scale, bias))
         row(f"group norm float16 [{n},{c},{h},{w}] 32 groups", [x], op, lambda: F.group_norm(tx, 32, ts, tb, 1e-5),
             x.nbytes)
+        if c == 128:  # the decoder's group norm + swish, which compile folds into one node (the row says)
+            g = dml.Graph(device)
+            norm = group_norm(g, g.input(x.shape, np.float16, name="x0"), 32, scale, bias)
+            op = g.compile([dml.activation_swish(norm)])
+            row(f"group norm + swish float16 [{n},{c},{h},{w}] 32 groups ({len(op._node_types)} nodes)", [x], op,
+                lambda: F.silu(F.group_norm(tx, 32, ts, tb, 1e-5)), x.nbytes)
     x = rng.standard_normal((16384, 4096)).astype(np.float16)  # attention scores: rows of 4096 keys
     g = dml.Graph(device)
     op = g.compile([dml.activation_softmax(g.input(x.shape, np.float16, name="x0"), axes=[1])])
@@ -414,26 +421,43 @@ def bench_dispatch(device, torch, reps, nodes=100):
 
 
 def profile(device, torch, quick):
-    """Our kernels' GPU time by name (CUPTI sees every stream of the process), for the convolution cases."""
+    """Our kernels' GPU time by name (CUPTI sees every stream of the process), for some convolutions and the large
+    normalizations (a group norm whose groups take two passes shows each pass as a kernel of its own)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
+    def show(label, op, feeds):
+        for _ in range(3):
+            op(feeds, readback=False)
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(10):
+                op(feeds, readback=False)
+        print(f"{label}: 10 dispatches")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=6, max_name_column_width=100))
+
+    rng = np.random.default_rng(0)
     for n, c, h, w, cout, k, s in conv_cases(quick)[1:4]:
-        rng = np.random.default_rng(0)
         x = rng.standard_normal((n, c, h, w)).astype(np.float16)
         f = rng.standard_normal((cout, c, k, k)).astype(np.float16)
         g = dml.Graph(device)
         p = k // 2
         op = g.compile([dml.convolution(g.input(x.shape, np.float16, name="x"), g.input(f.shape, np.float16, name="f"),
                                         strides=[s, s], start_padding=[p, p], end_padding=[p, p])])
-        feeds = {"x": dml.Buffer(device, x), "f": dml.Buffer(device, f)}
-        for _ in range(3):
-            op(feeds, readback=False)
-        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(10):
-                op(feeds, readback=False)
-        print(f"conv [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}: 10 dispatches")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=6, max_name_column_width=70))
+        show(f"conv [{n},{c},{h},{w}] {k}x{k}/{s} -> {cout}", op,
+             {"x": dml.Buffer(device, x), "f": dml.Buffer(device, f)})
+    for n, c, h, w in [(1, 128, 1024, 1024), (1, 512, 256, 256)][: 1 if quick else 2]:
+        x = rng.standard_normal((n, c, h, w)).astype(np.float16)
+        scale, bias = rng.standard_normal(c).astype(np.float16), rng.standard_normal(c).astype(np.float16)
+        g = dml.Graph(device)
+        op = g.compile([group_norm(g, g.input(x.shape, np.float16, name="x"), 32, scale, bias)])
+        show(f"group norm [{n},{c},{h},{w}] 32 groups ({x.nbytes >> 20} MiB)", op, {"x": dml.Buffer(device, x)})
+    x = rng.standard_normal((4, 4096, 8192)).astype(np.float16)
+    scale, bias = rng.standard_normal(8192).astype(np.float16), rng.standard_normal(8192).astype(np.float16)
+    g = dml.Graph(device)
+    op = g.compile([dml.mean_variance_normalization(
+        g.input(x.shape, np.float16, name="x"), g.constant(scale.reshape(1, 1, -1)), g.constant(bias.reshape(1, 1, -1)),
+        axes=[2], normalize_variance=True, epsilon=1e-5)])
+    show(f"layer norm [4,4096,8192] ({x.nbytes >> 20} MiB)", op, {"x": dml.Buffer(device, x)})
 
 
 def main():
@@ -442,7 +466,8 @@ def main():
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
     parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large chain resnet (default all)")
-    parser.add_argument("--profile", action="store_true", help="also print our kernels' GPU times for some convolutions")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print our kernels' GPU times for some convolutions and the large normalizations")
     args = parser.parse_args()
     import torch
 

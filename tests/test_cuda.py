@@ -290,6 +290,35 @@ def test_layer_norm_widths(cuda, cpu, width, dtype):
     compare(cuda, cpu, build, {"x": x}, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("shape, axes, param_shape", [([4, 8192], [1], [1, 8192]), ([2, 40000], [1], [1, 40000]),
+                                                      ([1, 2, 4, 128, 128], [2, 3, 4], [1, 2, 4, 1, 1])])
+def test_normalization_groups_at_addresses_without_vectors(cuda, cpu, shape, axes, param_shape, dtype):
+    """Groups planned for 16-byte vectors, on an input one element off a vector boundary (a torch view bound in
+    place): they run element by element, cut for the teams that move elements. Layer norm rows of 8192 (one block
+    of 512 threads moving vectors), rows of 40000 and group norm on 128 x 128 images (chunks of runs)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA: no device tensor to bind in place")
+    x = rand(shape, dtype, -2, 2)
+    scale, bias = rand(param_shape, dtype, seed=1), rand(param_shape, dtype, seed=2)
+
+    def build(g):
+        y = dml.mean_variance_normalization(g.input(shape, dtype, name="x"), g.constant(scale), g.constant(bias),
+                                            axes=axes, normalize_variance=True, epsilon=1e-5)
+        return [dml.activation_swish(y)]  # folds into the normalization at compile
+
+    (want,) = run(cpu, build, {"x": x})
+    stored = torch.zeros(x.size + 1, dtype=getattr(torch, np.dtype(dtype).name), device="cuda")
+    stored[1:] = torch.from_numpy(x.ravel()).cuda()
+    view = stored[1:].view(*shape)
+    assert view.data_ptr() % 16 != 0
+    torch.cuda.synchronize()
+    (got,) = run(cuda, build, {"x": dml.Buffer.from_dlpack(cuda, view)})
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
 # --- reduce -------------------------------------------------------------------------------------------------
 
 REDUCE = ["ARGMAX", "ARGMIN", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN", "MULTIPLY", "SUM",

@@ -33,8 +33,9 @@ def reduced_axes(shape, stats):
 
 # --- batch_normalization -------------------------------------------------------------------------------------------
 
+# (2, 3, 96, 96): channels of 18432 elements, more than one team of the cuda executor holds: two passes.
 BN_SHAPES = [((2, 3, 4, 5), (1,)), ((2, 3, 4, 5), (1, 2)), ((4, 3), (1,)), ((3,), (0,)), ((2, 3, 2, 3, 2), (1, 4)),
-             ((2, 3, 4, 5), (0, 1, 2, 3))]
+             ((2, 3, 96, 96), (1,)), ((2, 3, 4, 5), (0, 1, 2, 3))]
 
 
 @pytest.mark.parametrize("shape, kept", BN_SHAPES)
@@ -249,6 +250,29 @@ def test_activation_after_group_norm(device, rng, dtype, case):
     assert len(got) == len(want)
     for y, r in zip(got, want):
         close(y, r, dtype, 1e-4)
+
+
+# Groups too large for one team of the cuda executor take two passes over chunks. The chunks are whole pieces of a
+# channel's image (its run) where they can be: an image cut into one chunk or into two or three, several images a
+# group each a chunk (of 4096 or, taken by one warp, 1024 elements); else (an image of 8 * 2053 elements, 16 x 16
+# images, an image no whole number of 16-byte vectors) chunks that cross images.
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape, groups", [((1, 8, 128, 128), 2), ((1, 4, 96, 256), 2), ((2, 20, 64, 64), 2),
+                                           ((1, 40, 32, 32), 2), ((1, 2, 8, 2053), 1), ((1, 160, 16, 16), 2),
+                                           ((1, 2, 129, 129), 1)])
+def test_group_norm_large_groups(device, rng, shape, groups, dtype):
+    n, c, h, w = shape
+    a = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    scale, bias = rng.standard_normal(c).astype(dtype), rng.standard_normal(c).astype(dtype)
+    g = dml.Graph(device)
+    x = g.input(a.shape, dtype)
+    per_channel = [1, groups, c // groups, 1, 1]
+    norm = dml.mean_variance_normalization(dml.reinterpret(x, [n, groups, c // groups, h, w]),
+                                           g.constant(scale.reshape(per_channel)), g.constant(bias.reshape(per_channel)),
+                                           axes=[2, 3, 4], normalize_variance=True, epsilon=1e-5)
+    (y,) = g.compile([dml.activation_swish(dml.reinterpret(norm, [n, c, h, w]))])({x: a})
+    ref = np_group_norm(a, groups) * scale.reshape(1, c, 1, 1).astype(np.float64) + bias.reshape(1, c, 1, 1)
+    close(y, silu(ref), dtype, 1e-4)
 
 
 # Activations DirectML cannot fuse fold too (both executors apply any in fused position), with their parameters.

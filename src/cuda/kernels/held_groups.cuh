@@ -2,7 +2,8 @@
 // the team takes a group, or a chunk of a large one, reduces it and writes the outputs from those registers, so
 // that a group that fits is read once and written once. Larger groups take two launches: partial results per
 // chunk into the workspace, then each chunk combines its group's partials (in a fixed order: deterministic) and
-// writes. Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
+// writes, walking the chunks backwards so that it starts on those the cache may still hold from the first launch.
+// Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
 // An operator supplies an Op (gather, reduce, combine, finish, emit: see held_group_kernel). A thread holds its
 // elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
 #pragma once
@@ -29,8 +30,8 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
 
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
 constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
-constexpr int kRowVectors = 4;    // 16-byte vectors of each stream one thread of a row team holds
-constexpr int kRowTeams[] = {32, 128, 512};
+constexpr int kRunVectors = 4;    // 16-byte vectors of each stream one thread of a run team holds
+constexpr int kRunTeams[] = {32, 128, 256, 512};
 
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
 struct Triple {
@@ -59,23 +60,30 @@ struct Groups {
 // How a node's groups run, settled at compile.
 template <int N>
 struct GroupPlan {
-    Groups<N> g;
-    int team;
-    bool vectors;  // the streams' layout allows vectors (their addresses are checked at dispatch)
-    // Every operand's group lies along one dimension (layer norm, softmax over the last axis, instance norm) and a
-    // row team of at most kRowTeams' largest holds a group in vectors: a block per group, its team's size fixed at
-    // compile time, an element's offsets in one multiply-add each. Each thread holds more elements than in
-    // the general kernel, whose index arithmetic and reductions over any team left these rows instruction-bound
-    // (Nsight Compute, H200: 72% of the issue rate, 23% of DRAM bandwidth at [8,2048,4096] float16).
-    bool rows;
+    Groups<N> g;       // the streams move vectors where `vectors` and their addresses allow (checked at dispatch)
+    Groups<N> scalar;  // where they do not: g's groups, cut for teams of 32 or 256 moving elements
+    int team, scalar_team;
+    bool vectors;  // the streams' layout allows vectors
+    // Every work item lies in one run of the innermost dimension of its group, where each operand steps by `last`,
+    // and a run team (kRunTeams) holds it in vectors: a block per item, its team's size fixed at compile time, an
+    // element's offsets one multiply-add from the item's first. Either the group is one run that a team holds (layer
+    // norm, softmax over the last axis, instance norm), or a group too large for one team is cut into chunks that
+    // divide its runs (group norm: a run is a channel's image). Each thread holds more elements than in the general
+    // kernel, whose index arithmetic and reductions over any team left these instruction-bound (Nsight Compute,
+    // H200: 72-81% of the issue rate, 22-23% of DRAM bandwidth, layer norm [8,2048,4096] and group norm).
+    bool runs;
 
-    uint64_t workspace() const { return g.chunks > 1 ? g.outer.count * g.chunks * sizeof(Triple) : 0; }
+    uint64_t workspace() const {
+        const uint64_t chunks = std::max(g.chunks, scalar.chunks);
+        return chunks > 1 ? g.outer.count * chunks * sizeof(Triple) : 0;
+    }
 };
 
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
 // the operands read or written element by element in full. The narrowest team holding a whole group takes it
 // (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks of kChunkTeam * kHeld elements.
+// would spill); larger groups are cut into chunks: the fewest equal ones per run that a run team holds where the
+// runs allow (at least a warp's worth each), else chunks of kChunkTeam * kHeld elements.
 template <int N>
 GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
                          const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
@@ -105,20 +113,31 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     for (int k : streams)
         p.vectors = p.vectors && g.runs_in_vectors(k, vec);
     wide = wide && p.vectors;
-    p.team = 0;
-    for (int team : {32, 64, 128, 256, 512, 1024})
-        if ((wide || team == 32 || team == 256) && uint64_t(team) * kHeld >= g.size) {
-            p.team = team;
-            g.chunk = g.size, g.chunks = 1;
-            break;
-        }
-    if (!p.team) {
-        p.team = kChunkTeam;
-        g.chunk = uint64_t(kChunkTeam) * kHeld;
-        g.chunks = (g.size + g.chunk - 1) / g.chunk;
+    auto cut = [](Groups<N>& h, bool wide_teams) {  // the team that takes h's groups, or its chunks
+        for (int team : {32, 64, 128, 256, 512, 1024})
+            if ((wide_teams || team == 32 || team == 256) && uint64_t(team) * kHeld >= h.size) {
+                h.chunk = h.size, h.chunks = 1;
+                return team;
+            }
+        h.chunk = uint64_t(kChunkTeam) * kHeld;
+        h.chunks = (h.size + h.chunk - 1) / h.chunk;
+        return kChunkTeam;
+    };
+    p.scalar = g;
+    p.scalar_team = cut(p.scalar, false);
+    p.team = cut(g, wide);
+    const uint64_t most = uint64_t(kRunTeams[std::size(kRunTeams) - 1]) * kRunVectors * vec;
+    const uint64_t least = uint64_t(kRunTeams[0]) * kRunVectors * vec;
+    p.runs = wide && g.chunks == 1 && g.inner.rank == 1 && g.size <= most;
+    if (wide && g.chunks > 1) {
+        const uint64_t run = g.inner.sizes[g.inner.rank - 1], fewest = (run + most - 1) / most;
+        for (uint64_t pieces = fewest; pieces <= 2 * fewest && !p.runs; ++pieces)
+            if (run % pieces == 0 && run / pieces % vec == 0 && run / pieces >= least) {
+                g.chunk = run / pieces;
+                g.chunks = g.size / g.chunk;  // runs divide the group: every chunk is whole
+                p.runs = true;
+            }
     }
-    p.rows = wide && g.chunks == 1 && g.inner.rank == 1 &&
-             g.size <= uint64_t(kRowTeams[std::size(kRowTeams) - 1]) * kRowVectors * vec;
     return p;
 }
 
@@ -131,35 +150,71 @@ struct Team {
     unsigned size, lane;
     template <class V, class F>
     __device__ V reduce(V v, F f) const { return team_reduce<MAX>(v, f, int(size / 32)); }
+
+    // The `count` partials of a group combined in a fixed order (deterministic) by the team's first warp, its other
+    // warps waiting (their loads in flight), and handed to the whole team. One warp, not the team: every chunk
+    // combines its group's partials, and a team-wide reduction of them cost more instructions than the chunk's own
+    // elements.
+    template <class Op>
+    __device__ Triple combine(const Triple* partials, uint64_t count) const {
+        auto merge = [](Triple p, Triple q) { return Op::combine(p, q); };
+        Triple t{0.0f, 0.0f, 0.0f};
+        if (lane < 32) {
+            constexpr int kBatch = 4;  // loads in flight per lane
+            for (uint64_t j = lane; j < count; j += 32 * kBatch) {
+                Triple q[kBatch];
+#pragma unroll
+                for (int b = 0; b < kBatch; ++b)
+                    q[b] = j + 32 * b < count ? partials[j + 32 * b] : Triple{0.0f, 0.0f, 0.0f};
+#pragma unroll
+                for (int b = 0; b < kBatch; ++b) t = merge(t, q[b]);
+            }
+            t = team_reduce<32>(t, merge);
+        }
+        if constexpr (MAX > 32) {
+            __shared__ Triple shared;
+            __syncthreads();  // the previous item's threads may still be reading `shared`
+            if (lane == 0) shared = t;
+            __syncthreads();
+            t = shared;
+        }
+        return t;
+    }
 };
 
 // Work item i is chunk i % chunks of group i / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors lane,
 // lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
-// partials[i]. Apply: combine the group's partials (Triple{} is the empty one) and write the chunk. ROWS: the
-// plan's `rows`, Whole with a block of exactly TEAM threads per group.
+// partials[i]. Apply: combine the group's partials (Triple{} is the empty one) and write the chunk; it takes the
+// items last to first. RUNS: the plan's `runs`, with a block of exactly TEAM threads per item.
 // Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
 // which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
 // g's element is at g).
-template <class Op, int TEAM, int VEC, bool ROWS = false>
-__global__ void __launch_bounds__(ROWS ? TEAM : (TEAM < 256 ? 256 : TEAM), ROWS ? 1024 / TEAM : 1)
+template <class Op, int TEAM, int VEC, bool RUNS = false>
+__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? 1024 / TEAM : 1)
     held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
-    constexpr int N = Op::N, ITEMS = ROWS ? kRowVectors : kHeld / VEC;
-    const Team<TEAM> team{ROWS || TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
+    constexpr int N = Op::N, ITEMS = RUNS ? kRunVectors : kHeld / VEC;
+    const Team<TEAM> team{RUNS || TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
     const unsigned lane = team.lane;
     const uint64_t items = g.outer.count * g.chunks;
-    for (uint64_t item = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; item < items;
-         item += uint64_t(gridDim.x) * blockDim.y) {
-        const uint64_t group = ROWS ? item : item / g.chunks, begin = ROWS ? 0 : (item - group * g.chunks) * g.chunk;
-        const uint64_t end = ROWS ? g.size : min(g.size, begin + g.chunk);
-        int64_t base[N];
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < items;
+         i += uint64_t(gridDim.x) * blockDim.y) {
+        const uint64_t item = pass == Pass::Apply ? items - 1 - i : i;
+        const uint64_t group = g.chunks == 1 ? item : item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
+        const uint64_t end = min(g.size, begin + g.chunk);
+        int64_t base[N], first[N];  // the offsets of the group's first element, and (RUNS) of the item's
         g.outer.offsets(group, base);
+        if constexpr (RUNS) {
+            g.inner.offsets(begin, first);
+#pragma unroll
+            for (int k = 0; k < N; ++k) first[k] += base[k];
+        }
         // The offsets of this thread's vector k in every operand; false past the chunk.
         auto at = [&](int k, int64_t(&off)[N]) {
-            if constexpr (ROWS) {
+            if constexpr (RUNS) {
                 const uint32_t e = (lane + uint32_t(k) * TEAM) * VEC;
-                if (e >= uint32_t(end)) return false;
+                if (e >= uint32_t(end - begin)) return false;
 #pragma unroll
-                for (int i = 0; i < N; ++i) off[i] = base[i] + int64_t(e) * g.inner.strides[i][0];
+                for (int i = 0; i < N; ++i) off[i] = first[i] + int64_t(e) * g.last[i];
             } else {
                 const uint64_t e = begin + (lane + uint64_t(k) * team.size) * VEC;
                 if (e >= end) return false;
@@ -181,9 +236,7 @@ __global__ void __launch_bounds__(ROWS ? TEAM : (TEAM < 256 ? 256 : TEAM), ROWS 
         }
         Triple total;
         if (pass == Pass::Apply) {
-            Triple t{0.0f, 0.0f, 0.0f};
-            for (uint64_t j = lane; j < g.chunks; j += team.size) t = Op::combine(t, partials[group * g.chunks + j]);
-            total = team.reduce(t, [](Triple p, Triple q) { return Op::combine(p, q); });
+            total = team.template combine<Op>(partials + group * g.chunks, g.chunks);
         } else {
             total = op.reduce(team, v, held, end - begin, base);
             if (pass == Pass::Partials) {
@@ -200,6 +253,14 @@ __global__ void __launch_bounds__(ROWS ? TEAM : (TEAM < 256 ? 256 : TEAM), ROWS 
     }
 }
 
+// launch(pass) for the passes of the plan's groups: Whole where a team holds a group, else Partials then Apply.
+template <int N, class F>
+void for_each_pass(const Groups<N>& g, F&& launch) {
+    if (g.chunks == 1) return launch(Pass::Whole);
+    launch(Pass::Partials);
+    launch(Pass::Apply);
+}
+
 // The group kernel with teams of at most TEAM threads, `team` threads each.
 template <class Op, int TEAM, int VEC>
 void launch_passes(const Groups<Op::N>& g, unsigned team, const Op& op, Triple* ws, int sm_count,
@@ -207,31 +268,33 @@ void launch_passes(const Groups<Op::N>& g, unsigned team, const Op& op, Triple* 
     const unsigned per_block = TEAM == 32 ? 8 : 1;
     const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
     const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
-    for (Pass pass : {Pass::Whole, Pass::Partials, Pass::Apply}) {
-        if ((pass == Pass::Whole) != (g.chunks == 1)) continue;
+    for_each_pass(g, [&](Pass pass) {
         held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, pass, ws);
         check_launch(what);
-    }
+    });
 }
 
 // Warps, blocks of 256, and (wide operators moving vectors) blocks of 64 to 1024 threads.
 template <class Op, int VEC>
-void launch_team(const GroupPlan<Op::N>& p, const Op& op, Triple* ws, int sm_count, cudaStream_t stream,
+void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int sm_count, cudaStream_t stream,
                  const char* what) {
-    if (p.team == 32) return launch_passes<Op, 32, VEC>(p.g, 32, op, ws, sm_count, stream, what);
-    if constexpr (Op::kWide && VEC > 1) launch_passes<Op, 1024, VEC>(p.g, p.team, op, ws, sm_count, stream, what);
-    else launch_passes<Op, 256, VEC>(p.g, 256, op, ws, sm_count, stream, what);
+    if (team == 32) return launch_passes<Op, 32, VEC>(g, 32, op, ws, sm_count, stream, what);
+    if constexpr (Op::kWide && VEC > 1) launch_passes<Op, 1024, VEC>(g, team, op, ws, sm_count, stream, what);
+    else launch_passes<Op, 256, VEC>(g, 256, op, ws, sm_count, stream, what);
 }
 
-// The plan's rows: a block of the narrowest row team that holds a group, per group.
+// The plan's runs: a block of the narrowest run team that holds an item, per item (so that Apply, taking them last
+// to first, starts where Partials ended).
 template <class Op, int VEC, int T = 0>
-void launch_rows(const Groups<Op::N>& g, const Op& op, cudaStream_t stream, const char* what) {
-    constexpr int team = kRowTeams[T];
-    if constexpr (T + 1 < int(std::size(kRowTeams)))
-        if (g.size > uint64_t(team) * kRowVectors * VEC) return launch_rows<Op, VEC, T + 1>(g, op, stream, what);
-    const unsigned blocks = unsigned(std::min<uint64_t>(g.outer.count, INT32_MAX));
-    held_group_kernel<Op, team, VEC, true><<<blocks, team, 0, stream>>>(g, op, Pass::Whole, nullptr);
-    check_launch(what);
+void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t stream, const char* what) {
+    constexpr int team = kRunTeams[T];
+    if constexpr (T + 1 < int(std::size(kRunTeams)))
+        if (g.chunk > uint64_t(team) * kRunVectors * VEC) return launch_runs<Op, VEC, T + 1>(g, op, ws, stream, what);
+    const unsigned blocks = unsigned(std::min<uint64_t>(g.outer.count * g.chunks, INT32_MAX));
+    for_each_pass(g, [&](Pass pass) {
+        held_group_kernel<Op, team, VEC, true><<<blocks, team, 0, stream>>>(g, op, pass, ws);
+        check_launch(what);
+    });
 }
 
 // Runs the plan; `aligned`: the streams' addresses allow vectors.
@@ -239,9 +302,11 @@ template <class Op>
 void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream,
                 const char* what) {
     auto* partials = static_cast<Triple*>(ws);
-    if (p.rows && aligned) launch_rows<Op, kVec<typename Op::Type>>(p.g, op, stream, what);  // rows move vectors
-    else if (p.vectors && aligned) launch_team<Op, kVec<typename Op::Type>>(p, op, partials, sm_count, stream, what);
-    else launch_team<Op, 1>(p, op, partials, sm_count, stream, what);
+    constexpr int vec = kVec<typename Op::Type>;
+    if constexpr (Op::kWide)  // runs are planned for wide operators only
+        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, op, partials, stream, what);  // runs move vectors
+    if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.team, op, partials, sm_count, stream, what);
+    else launch_team<Op, 1>(p.scalar, p.scalar_team, op, partials, sm_count, stream, what);
 }
 
 }  // namespace dml::cuda

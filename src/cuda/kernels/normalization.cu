@@ -115,13 +115,15 @@ struct NormalizeOp {
     }
 
     // The VEC elements of optional operand k a vector of y takes: one 16-byte load where the operand runs along
-    // the vector (layer normalization's scale and bias), else element by element (a per-channel operand is one).
+    // the vector (layer normalization's scale and bias), one element where it is constant along it (group
+    // normalization's per-channel scale and bias), else element by element.
     template <int VEC>
     __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N], const int64_t (&last)[N]) const {
         if (p && vector_operands) return load_vector<VEC>(p + at[k]);
         Vector<T, VEC> o;
+        const T first = p ? p[at[k]] : T(0.0f);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) o.v[j] = p ? p[at[k] + j * last[k]] : T(0.0f);
+        for (int j = 0; j < VEC; ++j) o.v[j] = j == 0 || !p || last[k] == 0 ? first : p[at[k] + j * last[k]];
         return o;
     }
 
