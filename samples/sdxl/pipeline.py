@@ -98,8 +98,7 @@ class Pipeline:
 
     def _timed(self, name, build):
         start = time.perf_counter()
-        with self.model.held():
-            result = build()
+        result = build()
         self.times[name] = time.perf_counter() - start
         return result
 
@@ -110,8 +109,9 @@ class Pipeline:
         first, second = self.model.text_encoder, self.model.text_encoder_2
         ids = [g.input([1, 1, 1, 2 * 77], "int32", name=n) for n in ("ids", "ids_2")]
         eos = g.input([1, 2, 1, 77], self.text_dtype, name="eos")
-        states, _ = clip.build(Layers(g, first.weights, self.text_dtype), first.config, ids[0], None)
-        states_2, pooled = clip.build(Layers(g, second.weights, self.text_dtype), second.config, ids[1], eos)
+        with self.model.held():
+            states, _ = clip.build(Layers(g, first.weights, self.text_dtype), first.config, ids[0], None)
+            states_2, pooled = clip.build(Layers(g, second.weights, self.text_dtype), second.config, ids[1], eos)
         return g.compile([dml.join([states, states_2], axis=3), pooled])
 
     def _unet_inputs(self, g: dml.Graph, batch: int):
@@ -132,9 +132,9 @@ class Pipeline:
             return dml.broadcast(scalar, self.latent_shape)
 
         sample = dml.cast(latents * full(scale_in), dtype=self.unet_dtype)
-        layers = Layers(g, self.model.unet.weights, self.unet_dtype)
-        prediction = unet.build(layers, self.model.unet.config, dml.join([sample, sample], axis=0), time_features,
-                                context, added)
+        with self.model.held():
+            prediction = unet.build(Layers(g, self.model.unet.weights, self.unet_dtype), self.model.unet.config,
+                                    dml.join([sample, sample], axis=0), time_features, context, added)
         uncond, cond = dml.split(dml.cast(prediction, dtype="float32"), axis=0, output_axis_sizes=[1, 1])
         return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
 
@@ -142,17 +142,19 @@ class Pipeline:
         g = dml.Graph(self.device)
         latents = g.input(self.latent_shape, name="latents")
         x = latents if dtype == "float32" else dml.cast(latents, dtype=dtype)
-        image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
-                          activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
+        with self.model.held():
+            image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
+                              activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
         return g.compile([image if dtype == "float32" else dml.cast(image, dtype="float32")])
 
     def build_vae_encoder(self, dtype: str) -> dml.CompiledOperator:
         g = dml.Graph(self.device)
         image = g.input([1, 3, self.height, self.width], name="image")  # in [0, 1]
         x = image * 2.0 - 1.0
-        moments = vae.encode(Layers(g, self.model.vae.weights, dtype), self.model.vae.config,
-                             x if dtype == "float32" else dml.cast(x, dtype=dtype),
-                             activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
+        with self.model.held():
+            moments = vae.encode(Layers(g, self.model.vae.weights, dtype), self.model.vae.config,
+                                 x if dtype == "float32" else dml.cast(x, dtype=dtype),
+                                 activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
         return g.compile([moments if dtype == "float32" else dml.cast(moments, dtype="float32")])
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
@@ -162,8 +164,10 @@ class Pipeline:
             g = dml.Graph(self.device)
             s = g.input([2, *self.latent_shape[1:]], self.unet_dtype, name="sample")
             inputs = self._unet_inputs(g, batch=2)
-            layers = Layers(g, self.model.unet.weights, self.unet_dtype)
-            self._unet_call = g.compile([unet.build(layers, self.model.unet.config, s, *inputs)])
+            with self.model.held():
+                prediction = unet.build(Layers(g, self.model.unet.weights, self.unet_dtype), self.model.unet.config,
+                                        s, *inputs)
+            self._unet_call = g.compile([prediction])
         out, = self._unet_call(dict(sample=sample, time=self.time_features(timestep), context=context.reshape(-1),
                                     added=added.reshape(-1)))
         return out
