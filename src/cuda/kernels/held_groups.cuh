@@ -313,21 +313,25 @@ __device__ __forceinline__ void wait_until(const unsigned long long* counter, un
 }
 
 // Both passes of the plan's runs, a block of TEAM threads per chunk, the blocks taking the chunks of WorkList in
-// its order from one counter (counters[0], zeroed before the launch). A chunk's partials are published by a fence
-// and an increment of its group's counter (counters[1 + group]); a second-pass chunk waits until all of its group's
-// are. No deadlock, whether or not the whole grid is resident: a block waits only for chunks handed out before its
-// own, whose blocks are running (a block takes a chunk only while it runs) and wait on nothing (first-pass chunks
-// never wait), so they finish.
+// its order from one counter (counters[0], zeroed before the launch), each its next chunk as it starts on one (the
+// atomic's latency hidden behind the chunk's work). A chunk's partials are published by a fence and an increment of
+// its group's counter (counters[1 + group]); a second-pass chunk waits until all of its group's are. No deadlock,
+// whether or not the whole grid is resident: a chunk waits only for chunks handed out before it, each of which a
+// running block works on or holds as its next (then working on an earlier chunk); so the earliest unfinished chunk
+// waits on nothing (its group's first-pass chunks are all earlier, and first-pass chunks never wait) and finishes.
 template <class Op, int TEAM, int VEC>
 __global__ void __launch_bounds__(TEAM, 1024 / TEAM)
     pipelined_kernel(Groups<Op::N> g, Op op, WorkList work, Triple* partials, unsigned long long* counters) {
     const Team<TEAM> team{unsigned(TEAM), threadIdx.x};
     __shared__ unsigned long long taken;
+    unsigned long long next = 0;  // thread 0's
+    if (threadIdx.x == 0) next = atomicAdd(counters, 1ull);
     for (;;) {
-        if (threadIdx.x == 0) taken = atomicAdd(counters, 1ull);
+        if (threadIdx.x == 0) taken = next;
         __syncthreads();
         const uint64_t i = taken;
         if (i >= work.size()) return;
+        if (threadIdx.x == 0) next = atomicAdd(counters, 1ull);
         Pass pass;
         const uint64_t item = work.at(i, pass), group = item / g.chunks;
         if (pass == Pass::Apply && threadIdx.x == 0) wait_until(counters + 1 + group, g.chunks);
