@@ -30,6 +30,14 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
     return true;
 }
 
+// A vector stored with the streaming hint (st.global.cs: first to leave L2) where it is 16 bytes: for an output
+// written once while an input is to be read again from L2.
+template <int W, class T>
+__device__ __forceinline__ void store_vector_streaming(T* p, const Vector<T, W>& v) {
+    if constexpr (sizeof(v) == 16) __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
+    else store_vector(p, v);
+}
+
 // --- groups held in registers ---------------------------------------------------------------------------------
 
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
