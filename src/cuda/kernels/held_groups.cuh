@@ -383,8 +383,9 @@ void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int
 }
 
 // Both passes through pipelined_kernel: as many blocks as are resident at once (the occupancy of its TEAM-thread
-// blocks, found once), and a first pass `lead` groups ahead of the second by at least the chunks in flight (one a
-// block) over the two passes, so that the chunks a second-pass chunk waits for were handed out a grid earlier.
+// blocks, found once), and the first pass `lead` groups ahead of the second, the fewest that put a grid's worth of
+// chunks (one a block) between a group's last first-pass chunk and its first second-pass chunk: by the time a block
+// starts on the latter, the former has most likely finished.
 template <class Op, int TEAM, int VEC>
 void launch_pipelined(const Groups<Op::N>& g, const Op& op, Triple* partials, unsigned long long* counters,
                       int sm_count, cudaStream_t stream, const char* what) {
