@@ -85,7 +85,11 @@ struct DirectPlan {
         if (!k || !eligible) return;
         kernel = k;
         depthwise = g.depthwise();
-        row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
+        // A row holds its input row after pad[2] zeros, and enough zeros after it for the columns the last outputs
+        // read past the input's edge: those of the next row's left padding serve both (13 + 1 columns for a 3x3
+        // convolution of a 13-wide image, not 13 + 2).
+        const int64_t reach_x = (g.kernel[2] - 1) * g.dilation[2];
+        row = std::max({g.pad[2] + g.in[2], g.out[2] + reach_x - g.pad[2], g.out[2]});
 
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         tile = &k->depthwise;
@@ -113,7 +117,10 @@ struct DirectPlan {
     uint64_t filter_elements(const ConvGeometry& g) const {
         return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
-    uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + tile->block_positions); }
+    // the last row's reads past the input's edge run up to pad[2] floats past a plane, and the last blocks further
+    uint64_t input_elements(const ConvGeometry& g) const {
+        return uint64_t(g.in_channels * plane + g.pad[2] + tile->block_positions);
+    }
     uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
 };
 
@@ -220,8 +227,7 @@ void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t
                     continue;
                 }
                 const T* r = image + y * g.x_stride[3];
-                const int64_t lo = std::clamp<int64_t>(g.pad[2], 0, d.row);
-                const int64_t hi = std::clamp<int64_t>(g.pad[2] + g.in[2], lo, d.row);
+                const int64_t lo = g.pad[2], hi = g.pad[2] + g.in[2];  // the row holds them (DirectPlan)
                 std::fill(o, o + lo, 0.0f);
                 const int64_t sx = g.x_stride[4];
                 if (sx == 1) std::transform(r + (lo - g.pad[2]), r + (hi - g.pad[2]), o + lo, [](T v) { return float(compute_t<T>(v)); });
