@@ -1,5 +1,6 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
-convolution's bounded scratch memory, and weights packed at initialize that follow a re-initialize."""
+convolution's bounded scratch memory, a pointwise one reading strided planes in place, and weights packed at
+initialize that follow a re-initialize."""
 
 import numpy as np
 import pytest
@@ -53,6 +54,33 @@ def test_owned_filter_is_packed_again_when_re_initialized():
         flipped = filters[:, :, ::-1, ::-1]  # convolution mode flips the filter
         want = np.einsum("cij,mcij->m", data[0, :, 1:4, 1:4], flipped)
         np.testing.assert_allclose(got[0, :, 1, 1], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("out_channels", [16, 20, 3])
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_pointwise_convolution_reads_channel_slices_in_place(out_channels, isa, tmp_path):
+    # A 1x1 convolution reads its input's planes where they lie: here every other channel of a larger tensor (the
+    # planes 126 floats apart, 63 positions each, so the last vector of a plane is partial), 600 channels (more than
+    # one chunk of the kernel's), a batch of two, bias and relu fused; each instruction set's tiles.
+    code = f"""
+import numpy as np, directml as dml
+rng = np.random.default_rng(5)
+g = dml.Graph(dml.Device("cpu"))
+x = g.input([2, 1200, 7, 9], name="x")
+view = dml.reinterpret(x, [2, 600, 7, 9], [1200 * 63, 126, 9, 1])
+w = rng.standard_normal(({out_channels}, 600, 1, 1)).astype(np.float32)
+b = rng.standard_normal((1, {out_channels}, 1, 1)).astype(np.float32)
+y = dml.convolution(view, g.constant(w), g.constant(b), fused_activation=dml.FusedActivation.relu())
+data = rng.standard_normal((2, 1200, 7, 9)).astype(np.float32)
+(got,) = g.compile([y])({{"x": data}})
+want = np.maximum(np.einsum("nchw,mc->nmhw", data[:, ::2].astype(np.float64), w[:, :, 0, 0]) + b, 0)
+np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
+    done = python(code, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])

@@ -65,11 +65,13 @@ namespace {
 // A convolution the direct kernel runs: its filter taps and the bands of output rows, each band reading the
 // zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
-// (each its own group), the others group by group.
+// (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
+// that lie packed reads the image where it lies, as one band: its tile is a GEMM's with the filter packed once.
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
     bool depthwise = false;
+    bool in_place = false;               // pointwise: the input's planes are read where they lie, unpadded
     int64_t row = 0, plane = 0;          // the padded input's row width, and a band's plane of it
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
     int64_t channel_blocks = 0;          // of a group's output channels
@@ -80,8 +82,10 @@ struct DirectPlan {
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
         const DirectKernel* k = direct_kernel();
-        const bool eligible = g.forward && !g.pointwise() && type != DataType::Float64 && g.in[0] == 1 &&
-                              g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
+        in_place = g.pointwise() && !g.depthwise() && type == DataType::Float32 && g.x_stride[4] == 1 &&
+                   g.x_stride[3] == g.in[2];
+        const bool eligible = g.forward && (!g.pointwise() || in_place) && type != DataType::Float64 &&
+                              g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
         if (!k || !eligible) return;
         kernel = k;
         depthwise = g.depthwise();
@@ -105,9 +109,10 @@ struct DirectPlan {
         // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
         // band pads the filter's reach again)
         const int64_t band_input = depthwise ? 0 : g.group_in;
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
-                                        std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
-        plane = (band_rows + reach) * row;
+        band_rows = in_place ? g.out[1]
+                             : std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                                                   std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        plane = in_place ? g.x_stride[1] : (band_rows + reach) * row;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
             for (int64_t x = 0; x < g.kernel[2]; ++x)
@@ -119,7 +124,7 @@ struct DirectPlan {
     }
     // the last row's reads past the input's edge run up to pad[2] floats past a plane, and the last blocks further
     uint64_t input_elements(const ConvGeometry& g) const {
-        return uint64_t(g.in_channels * plane + g.pad[2] + tile->block_positions);
+        return in_place ? 0 : uint64_t(g.in_channels * plane + g.pad[2] + tile->block_positions);
     }
     uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
 };
@@ -520,8 +525,11 @@ private:
             T* out = image + m0 * O + r0 * g.out[2];
             DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
                                 channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
-            const BandOutput output{&desc_.fused, bias + m0, out, O, g.out[2], d.row, a.positions, channels,
-                                    d.block_channels, block};
+            a.bounded = d.in_place;
+            // in place, the output's rows follow each other as the input's do: the finish stores runs of a plane
+            const int64_t width = d.in_place ? a.positions : g.out[2];
+            const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, a.positions,
+                                    channels, d.block_channels, block};
             if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
             args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
@@ -533,13 +541,16 @@ private:
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
             for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
                 const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
-                pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
+                const float* input = padded;
+                if (d.in_place)  // float (DirectPlan)
+                    input = reinterpret_cast<const float*>(args.inputs[0].as<T>() + int64_t(n) * g.x_stride[0]);
+                else pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
                 if (d.depthwise) {
-                    band(image, 0, padded, filter, r0, rows, g.out_channels);
+                    band(image, 0, input, filter, r0, rows, g.out_channels);
                     continue;
                 }
                 for (int64_t group = 0; group < g.groups; ++group)
-                    band(image, group * g.group_out, padded + group * g.group_in * d.plane, filter + group * group_filter,
+                    band(image, group * g.group_out, input + group * g.group_in * d.plane, filter + group * group_filter,
                          r0, rows, g.group_out);
             }
         }

@@ -22,6 +22,10 @@ struct DirectConvolution {
     int64_t positions;  // positions to compute from `first`
     float* acc;  // [out_channels rounded up to whole blocks][acc_plane], written for positions in whole blocks
     int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
+    // The input is an image read where it lies (a pointwise convolution, one tap at offset 0): the last vector of
+    // a plane's positions is loaded masked, reading nothing past `positions` (the memory after the last plane is
+    // not the image's).
+    bool bounded = false;
     // Where set (not depthwise), each work item's finished sums go to finish(finish_context, tile, m0, p) instead of
     // acc, while in the cache: tile [block_channels][block_positions] holds output channels m0.. at positions p..
     // (the caller adds the bias, applies the activation, drops the padded columns and stores the output). acc then
