@@ -1,6 +1,6 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
-convolution's bounded scratch memory, a pointwise one reading strided planes in place, and weights packed at
-initialize that follow a re-initialize."""
+convolution's bounded scratch memory, a pointwise one reading strided planes in place, strided ones split by
+phases of the stride, and weights packed at initialize that follow a re-initialize."""
 
 import numpy as np
 import pytest
@@ -79,6 +79,43 @@ print("ok")
 """
     env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
     done = python(code, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+STRIDED = """
+import numpy as np, torch, directml as dml
+rng = np.random.default_rng(11)
+# input shape, out channels, kernel, strides, dilations, start and end padding, groups
+cases = [((1, 3, 224, 224), 64, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 1),  # bands of rows
+         ((2, 5, 37, 41), 7, (3, 3), (2, 2), (1, 1), (1, 0), (2, 1), 1),
+         ((1, 4, 30, 29), 6, (5, 5), (3, 3), (1, 1), (2, 2), (2, 2), 2),
+         ((1, 8, 33, 35), 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 8),  # depthwise
+         ((1, 3, 20, 21), 4, (2, 2), (2, 2), (1, 1), (0, 0), (0, 0), 1),
+         ((1, 3, 25, 26), 5, (3, 3), (2, 2), (3, 3), (3, 1), (3, 1), 1)]
+for shape, m, k, s, d, start, end, groups in cases:
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((m, shape[1] // groups, *k)).astype(np.float32)
+    b = rng.standard_normal((1, m, 1, 1)).astype(np.float32)
+    g = dml.Graph(dml.Device("cpu"))
+    ex = g.input(shape, name="x")
+    y = dml.convolution(ex, g.constant(w), g.constant(b), strides=list(s), dilations=list(d), start_padding=list(start),
+                        end_padding=list(end), group_count=groups, fused_activation=dml.FusedActivation.relu())
+    (got,) = g.compile([y])({"x": x})
+    t = torch.nn.functional.pad(torch.from_numpy(x).double(), (start[1], end[1], start[0], end[0]))
+    want = torch.nn.functional.conv2d(t, torch.from_numpy(w).double(), torch.from_numpy(b[0, :, 0, 0]).double(),
+                                      stride=s, dilation=d, groups=groups).relu().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(shape))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_strided_convolutions_by_phases(isa, tmp_path):
+    # Strided convolutions whose taps read every phase of the stride run the direct kernel on the input split by
+    # phases: strides 2 and 3, asymmetric padding, dilation, groups, depthwise, bands of rows; against PyTorch.
+    pytest.importorskip("torch")
+    done = python(STRIDED, tmp_path, **({} if isa == "native" else {"DIRECTML_CPU_ISA": isa}))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 

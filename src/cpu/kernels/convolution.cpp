@@ -67,12 +67,17 @@ namespace {
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
 // (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
 // that lie packed reads the image where it lies, as one band: its tile is a GEMM's with the filter packed once.
+// A strided one reads its band split by phases of the stride: phase (a, b) of a channel holds the padded input's
+// rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
+// from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
+// and 1 of its taps).
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
     bool depthwise = false;
     bool in_place = false;               // pointwise: the input's planes are read where they lie, unpadded
-    int64_t row = 0, plane = 0;          // the padded input's row width, and a band's plane of it
+    int64_t row = 0, plane = 0;          // a phase's row width, and a channel's plane of all its phases in a band
+    int64_t phase_rows = 0, phase_plane = 0;  // rows of a phase in a band, and its floats (a zero tail after them)
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
     int64_t channel_blocks = 0;          // of a group's output channels
     int64_t band_channels = 0;           // output channels a band computes
@@ -85,15 +90,21 @@ struct DirectPlan {
         in_place = g.pointwise() && !g.depthwise() && type == DataType::Float32 && g.x_stride[4] == 1 &&
                    g.x_stride[3] == g.in[2];
         const bool eligible = g.forward && (!g.pointwise() || in_place) && type != DataType::Float64 &&
-                              g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
+                              g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && every_phase_read(g, 1) &&
+                              every_phase_read(g, 2);
         if (!k || !eligible) return;
         kernel = k;
         depthwise = g.depthwise();
-        // A row holds its input row after pad[2] zeros, and enough zeros after it for the columns the last outputs
-        // read past the input's edge: those of the next row's left padding serve both (13 + 1 columns for a 3x3
-        // convolution of a 13-wide image, not 13 + 2).
-        const int64_t reach_x = (g.kernel[2] - 1) * g.dilation[2];
-        row = std::max({g.pad[2] + g.in[2], g.out[2] + reach_x - g.pad[2], g.out[2]});
+        const int64_t sy = g.stride[1], sx = g.stride[2];
+        // Phase b's row j holds padded column sx * j + b: zeros before the input's columns, the input's, zeros
+        // after. A row is long enough for the input's columns and for the columns the last outputs read past them,
+        // which run on into the next row's leading zeros: those serve both (13 + 1 columns for a 3x3 convolution
+        // of stride 1 on a 13-wide image, not 13 + 2).
+        row = g.out[2];
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+            const int64_t b = kx * g.dilation[2] % sx, last = g.out[2] - 1 + kx * g.dilation[2] / sx;
+            row = std::max({row, leading_zeros(g, b), input_end(g, b), last - leading_zeros(g, b) + 1});
+        }
 
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         tile = &k->depthwise;
@@ -105,28 +116,48 @@ struct DirectPlan {
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
-        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
+        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1] / sy;  // a phase's rows a band reads past its own
         // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
         // band pads the filter's reach again)
-        const int64_t band_input = depthwise ? 0 : g.group_in;
+        const int64_t band_input = depthwise ? 0 : g.group_in * sy * sx;
         band_rows = in_place ? g.out[1]
                              : std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
                                                    std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
-        plane = in_place ? g.x_stride[1] : (band_rows + reach) * row;
+        phase_rows = band_rows + reach;
+        // the last row's reads past the input's edge run into the tail, as the other rows' run into the next's
+        phase_plane = phase_rows * row + leading_zeros(g, 0);
+        plane = in_place ? g.x_stride[1] : sy * sx * phase_plane;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
-            for (int64_t x = 0; x < g.kernel[2]; ++x)
-                tap_offsets.push_back(y * g.dilation[1] * row + x * g.dilation[2]);
+            for (int64_t x = 0; x < g.kernel[2]; ++x) {
+                const int64_t ty = y * g.dilation[1], tx = x * g.dilation[2];
+                tap_offsets.push_back((ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
+            }
     }
     explicit operator bool() const { return kernel != nullptr; }
     uint64_t filter_elements(const ConvGeometry& g) const {
         return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
-    // the last row's reads past the input's edge run up to pad[2] floats past a plane, and the last blocks further
+    // the last blocks read past the last plane
     uint64_t input_elements(const ConvGeometry& g) const {
-        return in_place ? 0 : uint64_t(g.in_channels * plane + g.pad[2] + tile->block_positions);
+        return in_place ? 0 : uint64_t(g.in_channels * plane + tile->block_positions);
     }
     uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
+
+    // Whether the taps of dimension d (1: rows, 2: columns) read every phase of its stride: a 1x1 filter of
+    // stride 2 would read a quarter of the phases gathered, and runs im2col instead.
+    static bool every_phase_read(const ConvGeometry& g, int d) {
+        std::vector<bool> read(g.stride[d], false);
+        for (int64_t k = 0; k < g.kernel[d]; ++k) read[k * g.dilation[d] % g.stride[d]] = true;
+        return std::find(read.begin(), read.end(), false) == read.end();
+    }
+    // Phase b's first column that holds the input (the padding's columns before it), and the end of its columns.
+    static int64_t leading_zeros(const ConvGeometry& g, int64_t b) {
+        return std::max<int64_t>(0, (g.pad[2] - b + g.stride[2] - 1) / g.stride[2]);
+    }
+    static int64_t input_end(const ConvGeometry& g, int64_t b) {
+        return std::max<int64_t>(0, (g.pad[2] + g.in[2] - b + g.stride[2] - 1) / g.stride[2]);
+    }
 };
 
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
@@ -215,31 +246,35 @@ void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d
 }
 
 // The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
-// strided input, into the direct kernel's band planes [in_channels][plane].
+// strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
 template <class T>
 void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
               ThreadPool& pool) {
-    const int64_t rows = d.plane / d.row;
-    pool.parallel_for(g.in_channels, 1, [&](size_t b, size_t e) {
-        for (size_t c = b; c < e; ++c) {
+    const int64_t sy = g.stride[1], sx = g.stride[2], xs = g.x_stride[4];
+    pool.parallel_for(g.in_channels, 1, [&](size_t begin, size_t end) {
+        for (size_t c = begin; c < end; ++c) {
             const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
-            float* out = dst + c * d.plane;
-            for (int64_t py = 0; py < rows; ++py) {
-                const int64_t y = r0 + py - g.pad[1];
-                float* o = out + py * d.row;
-                if (y < 0 || y >= g.in[1]) {
-                    std::fill(o, o + d.row, 0.0f);
-                    continue;
+            for (int64_t a = 0; a < sy; ++a)
+                for (int64_t b = 0; b < sx; ++b) {
+                    float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
+                    const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
+                    const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
+                    for (int64_t i = 0; i < d.phase_rows; ++i) {
+                        const int64_t y = (r0 + i) * sy + a - g.pad[1];
+                        float* o = phase + i * d.row;
+                        if (y < 0 || y >= g.in[1]) {
+                            std::fill(o, o + d.row, 0.0f);
+                            continue;
+                        }
+                        const T* r = image + y * g.x_stride[3] + x0 * xs;
+                        std::fill(o, o + lo, 0.0f);
+                        if (sx * xs == 1) std::transform(r, r + (hi - lo), o + lo, [](T v) { return float(compute_t<T>(v)); });
+                        else
+                            for (int64_t j = lo; j < hi; ++j) o[j] = float(compute_t<T>(r[(j - lo) * sx * xs]));
+                        std::fill(o + hi, o + d.row, 0.0f);
+                    }
+                    std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
                 }
-                const T* r = image + y * g.x_stride[3];
-                const int64_t lo = g.pad[2], hi = g.pad[2] + g.in[2];  // the row holds them (DirectPlan)
-                std::fill(o, o + lo, 0.0f);
-                const int64_t sx = g.x_stride[4];
-                if (sx == 1) std::transform(r + (lo - g.pad[2]), r + (hi - g.pad[2]), o + lo, [](T v) { return float(compute_t<T>(v)); });
-                else
-                    for (int64_t px = lo; px < hi; ++px) o[px] = float(compute_t<T>(r[(px - g.pad[2]) * sx]));
-                std::fill(o + hi, o + d.row, 0.0f);
-            }
         }
     });
     std::fill(dst + g.in_channels * d.plane, dst + d.input_elements(g), 0.0f);  // what the last blocks overread
