@@ -1,12 +1,12 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
 // and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
-// stride-1 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512,
-// by bands of output rows (1x1 ones on float planes read where they lie). Of the others, depthwise ones (a
-// filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col +
-// BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever the image
-// size (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per
-// image. The integer convolutions run the same paths in double, exactly (every
-// product and partial sum of 8-bit operands is an integer below 2^53).
+// 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
+// of output rows (1x1 ones on float planes read where they lie; strided ones split by phases of the stride, unless
+// their taps skip a phase). Of the others, depthwise ones (a filter per channel) run a loop over output rows, 1x1
+// ones one GEMM over the stored image, and the rest im2col + BLAS GEMM over tiles of output positions, so that the
+// column buffer stays under kColumnBytes whatever the image size (im2col of a whole 720x720 image took
+// gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The integer convolutions run the same
+// paths in double, exactly (every product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
