@@ -1,6 +1,7 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
 convolution's bounded scratch memory, a pointwise one reading strided planes in place, strided ones split by
-phases of the stride, and weights packed at initialize that follow a re-initialize."""
+phases of the stride, max pooling by bands of output rows, and weights packed at initialize that follow a
+re-initialize."""
 
 import numpy as np
 import pytest
@@ -118,6 +119,26 @@ def test_strided_convolutions_by_phases(isa, tmp_path):
     done = python(STRIDED, tmp_path, **({} if isa == "native" else {"DIRECTML_CPU_ISA": isa}))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_max_pooling_planes_of_several_bands(dilation):
+    # Max pooling without indices runs bands of output rows of a plane a work item: a 3x3, stride-2 pool of
+    # 301x300 planes takes several, with NaN (which loses to any number) across their borders; against NumPy.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 301, 300)).astype(np.float32)
+    x[0, 1, 10:140:3, 50:90:2] = np.nan
+    g = dml.Graph(dml.Device("cpu"))
+    ex = g.input(x.shape, name="x")
+    reach = 2 * dilation + 1
+    sizes = [(n + 2 - reach) // 2 + 1 for n in x.shape[2:]]
+    y = dml.max_pooling(ex, window_size=[3, 3], strides=[2, 2], dilations=[dilation] * 2, start_padding=[1, 1],
+                        end_padding=[1, 1], output_sizes=[2, 3, *sizes]).values
+    (got,) = g.compile([y])({"x": x})
+    padded = np.pad(np.where(np.isnan(x), -np.inf, x), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (reach, reach), axis=(2, 3))
+    want = windows[:, :, ::2, ::2, ::dilation, ::dilation].max(axis=(4, 5))[:, :, :sizes[0], :sizes[1]]
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])
