@@ -249,6 +249,13 @@ void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d
     });
 }
 
+// dst[i] = the float of src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads
+// vectorize (a stride of 2, a stride-2 convolution's phase, is two loads and a permutation).
+template <int64_t S, class T>
+DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
+}
+
 // The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
 // strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
 template <class T>
@@ -272,9 +279,10 @@ void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t
                         }
                         const T* r = image + y * g.x_stride[3] + x0 * xs;
                         std::fill(o, o + lo, 0.0f);
-                        if (sx * xs == 1) std::transform(r, r + (hi - lo), o + lo, [](T v) { return float(compute_t<T>(v)); });
-                        else
-                            for (int64_t j = lo; j < hi; ++j) o[j] = float(compute_t<T>(r[(j - lo) * sx * xs]));
+                        const int64_t step = sx * xs;
+                        if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
+                        else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
+                        else widen_strided<0>(o + lo, r, hi - lo, step);
                         std::fill(o + hi, o + d.row, 0.0f);
                     }
                     std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
