@@ -597,8 +597,8 @@ private:
                     continue;
                 }
                 for (int64_t group = 0; group < g.groups; ++group)
-                    band(image, group * g.group_out, input + group * g.group_in * d.plane, filter + group * group_filter,
-                         r0, rows, g.group_out);
+                    band(image, group * g.group_out, input + group * g.group_in * d.plane,
+                         filter + group * group_filter, r0, rows, g.group_out);
             }
         }
     }

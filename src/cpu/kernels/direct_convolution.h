@@ -1,10 +1,11 @@
 // The direct convolution kernel: a float convolution read straight from a zero-padded image (split by phases of
-// its stride by the caller, so that it reads as one of stride 1), with no im2col and no GEMM packing, a register tile of output channels x output positions accumulated in vector
-// registers (what oneDNN's and ONNX Runtime's direct kernels do). Output positions are counted over the padded
-// image's row width, so a block of them runs across rows and each tap of the filter is one fixed offset into the
-// padded plane; the columns past the output's width are computed and dropped by the caller's epilogue. Compiled
-// once per instruction set (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the
-// processor supports; this header is what the rest of the executor sees.
+// its stride by the caller, so that it reads as one of stride 1), with no im2col and no GEMM packing, a register
+// tile of output channels x output positions accumulated in vector registers (what oneDNN's and ONNX Runtime's
+// direct kernels do). Output positions are counted over the padded image's row width, so a block of them runs
+// across rows and each tap of the filter is one fixed offset into the padded plane; the columns past the output's
+// width are computed and dropped by the caller's epilogue. Compiled once per instruction set
+// (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the processor supports; this header
+// is what the rest of the executor sees.
 #pragma once
 #include <cstddef>
 #include <cstdint>

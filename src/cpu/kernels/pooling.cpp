@@ -263,8 +263,8 @@ void max_pool_values(const KernelArgs& args) {
                 if constexpr (std::is_same_v<T, float>)
                     if (inner_hi > inner_lo) {
                         const int64_t n = inner_hi - inner_lo, first = tap_offsets[inner_lo];
-                        if (axis.stride == 1) max_windows<1>(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
-                        else max_windows<2>(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
+                        auto run = axis.stride == 1 ? max_windows<1> : max_windows<2>;
+                        run(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
                     }
                 int lowest_left = 0;
                 for (int64_t k = 0; k < width; ++k) {
@@ -297,7 +297,8 @@ void run_max_pooling_typed(const KernelArgs& args) {
     for_each_window_row(args, args.desc<MaxPoolingDesc>().window,
                         [&](int64_t o, int64_t count, int64_t base, int64_t plane_index, auto&& input_rows,
                             const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
-                            max_with_indices(in, out, args.outputs[1], o, count, base, plane_index, input_rows, x, ox0, sx);
+                            max_with_indices(in, out, args.outputs[1], o, count, base, plane_index, input_rows, x,
+                                             ox0, sx);
                         });
 }
 
