@@ -30,16 +30,25 @@ def median_time(fn, repeat):
 clock = time.perf_counter
 
 
-def interleaved_medians(fns, repeat):
-    """{name: median seconds} of the calls in `fns`, each warmed up once, then timed one after the other in turn."""
+BLOCK_PAUSE = 0.5
+
+
+def interleaved_medians(fns, repeat, block=1):
+    """{name: median seconds} of `repeat` calls of each in `fns`, each warmed up once, then timed in turn: `block`
+    calls of one, then `block` of the next, and so on. Blocks longer than one leave each side the cores: a peer whose
+    threads spin after its calls (OpenMP's, ONNX Runtime's) would take a core from the next side's, so each block
+    starts after a pause of BLOCK_PAUSE seconds in which they go to sleep."""
     for fn in fns.values():
         fn()  # warm-up: first-dispatch allocations, thread start
     times = {name: [] for name in fns}
-    for _ in range(repeat):
+    while any(len(ts) < repeat for ts in times.values()):
         for name, fn in fns.items():
-            t = clock()
-            fn()
-            times[name].append(clock() - t)
+            if block > 1:
+                time.sleep(BLOCK_PAUSE)
+            for _ in range(min(block, repeat - len(times[name]))):
+                t = clock()
+                fn()
+                times[name].append(clock() - t)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

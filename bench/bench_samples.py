@@ -12,7 +12,7 @@ dml.Buffers / torch tensors), and torch runs eagerly with cuDNN's benchmark mode
 synchronized result. Needs PyTorch and Pillow; onnx and onnxruntime for the second peer (none is a dependency
 of the package).
 Run: python bench/bench_samples.py [--device cpu|cuda] [--repeat N] [--data DIR] [--only NAME ...] [--threads N]
-     [--cpu-time]
+     [--cpu-time] [--block N]
 """
 
 import argparse
@@ -308,6 +308,9 @@ def main():
     parser.add_argument("--only", nargs="*", default=None, help="names starting with these (mnist, candy, ...)")
     parser.add_argument("--threads", type=int, default=None, help="cpu: every side's thread count (default: all)")
     parser.add_argument("--cpu-time", action="store_true", help="cpu: time by process CPU time (for --threads 1)")
+    parser.add_argument("--block", type=int, default=1,
+                        help="calls of one side in a row before the next's (above 1: peers' spinning threads "
+                             "leave the cores before our calls, and ours before theirs)")
     args = parser.parse_args()
     use_cpu_time(args.cpu_time)
     data = sample_data.data_dir(args.data)
@@ -347,7 +350,7 @@ def main():
                 ort = onnxruntime_session(net, weights, x, torch.get_num_threads())
                 agree(name, "ONNX Runtime", got, ort(x))
                 fns["onnxruntime"] = lambda: ort(x)
-            times = interleaved_medians(fns, args.repeat)
+            times = interleaved_medians(fns, args.repeat, args.block)
         temporary = f"temporary {op.temporary_size / 2**20:.0f} MiB"
         for peer in list(fns)[1:]:
             row(name, times["ours"], peer, times[peer], temporary if peer.startswith("torch") else "")

@@ -1,5 +1,7 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
-convolution's bounded scratch memory, and weights packed at initialize that follow a re-initialize."""
+convolution's bounded scratch memory, a pointwise one reading strided planes in place, strided ones split by
+phases of the stride, max pooling by bands of output rows, and weights packed at initialize that follow a
+re-initialize."""
 
 import numpy as np
 import pytest
@@ -53,6 +55,91 @@ def test_owned_filter_is_packed_again_when_re_initialized():
         flipped = filters[:, :, ::-1, ::-1]  # convolution mode flips the filter
         want = np.einsum("cij,mcij->m", data[0, :, 1:4, 1:4], flipped)
         np.testing.assert_allclose(got[0, :, 1, 1], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("out_channels", [16, 20, 3])
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_pointwise_convolution_reads_channel_slices_in_place(out_channels, isa, tmp_path):
+    # A 1x1 convolution reads its input's planes where they lie: here every other channel of a larger tensor (the
+    # planes 126 floats apart, 63 positions each, so the last vector of a plane is partial), 600 channels (more than
+    # one chunk of the kernel's), a batch of two, bias and relu fused; each instruction set's tiles.
+    code = f"""
+import numpy as np, directml as dml
+rng = np.random.default_rng(5)
+g = dml.Graph(dml.Device("cpu"))
+x = g.input([2, 1200, 7, 9], name="x")
+view = dml.reinterpret(x, [2, 600, 7, 9], [1200 * 63, 126, 9, 1])
+w = rng.standard_normal(({out_channels}, 600, 1, 1)).astype(np.float32)
+b = rng.standard_normal((1, {out_channels}, 1, 1)).astype(np.float32)
+y = dml.convolution(view, g.constant(w), g.constant(b), fused_activation=dml.FusedActivation.relu())
+data = rng.standard_normal((2, 1200, 7, 9)).astype(np.float32)
+(got,) = g.compile([y])({{"x": data}})
+want = np.maximum(np.einsum("nchw,mc->nmhw", data[:, ::2].astype(np.float64), w[:, :, 0, 0]) + b, 0)
+np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
+    done = python(code, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+STRIDED = """
+import numpy as np, torch, directml as dml
+rng = np.random.default_rng(11)
+# input shape, out channels, kernel, strides, dilations, start and end padding, groups
+cases = [((1, 3, 224, 224), 64, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 1),  # bands of rows
+         ((2, 5, 37, 41), 7, (3, 3), (2, 2), (1, 1), (1, 0), (2, 1), 1),
+         ((1, 4, 30, 29), 6, (5, 5), (3, 3), (1, 1), (2, 2), (2, 2), 2),
+         ((1, 8, 33, 35), 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 8),  # depthwise: not by phases
+         ((1, 3, 20, 21), 4, (2, 2), (2, 2), (1, 1), (0, 0), (0, 0), 1),
+         ((1, 3, 25, 26), 5, (3, 3), (2, 2), (3, 3), (3, 1), (3, 1), 1)]
+for shape, m, k, s, d, start, end, groups in cases:
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((m, shape[1] // groups, *k)).astype(np.float32)
+    b = rng.standard_normal((1, m, 1, 1)).astype(np.float32)
+    g = dml.Graph(dml.Device("cpu"))
+    ex = g.input(shape, name="x")
+    y = dml.convolution(ex, g.constant(w), g.constant(b), strides=list(s), dilations=list(d), start_padding=list(start),
+                        end_padding=list(end), group_count=groups, fused_activation=dml.FusedActivation.relu())
+    (got,) = g.compile([y])({"x": x})
+    t = torch.nn.functional.pad(torch.from_numpy(x).double(), (start[1], end[1], start[0], end[0]))
+    want = torch.nn.functional.conv2d(t, torch.from_numpy(w).double(), torch.from_numpy(b[0, :, 0, 0]).double(),
+                                      stride=s, dilation=d, groups=groups).relu().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(shape))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_strided_convolutions_by_phases(isa, tmp_path):
+    # Strided convolutions whose taps read every phase of the stride run the direct kernel on the input split by
+    # phases: strides 2 and 3, asymmetric padding, dilation, groups, bands of rows (and a strided depthwise one,
+    # which keeps its loop over rows); against PyTorch.
+    pytest.importorskip("torch")
+    done = python(STRIDED, tmp_path, **({} if isa == "native" else {"DIRECTML_CPU_ISA": isa}))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_max_pooling_planes_of_several_bands(dilation):
+    # Max pooling without indices runs bands of output rows of a plane a work item: a 3x3, stride-2 pool of
+    # 301x300 planes takes several, with NaN (which loses to any number) across their borders; against NumPy.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 301, 300)).astype(np.float32)
+    x[0, 1, 10:140:3, 50:90:2] = np.nan
+    g = dml.Graph(dml.Device("cpu"))
+    ex = g.input(x.shape, name="x")
+    reach = 2 * dilation + 1
+    sizes = [(n + 2 - reach) // 2 + 1 for n in x.shape[2:]]
+    y = dml.max_pooling(ex, window_size=[3, 3], strides=[2, 2], dilations=[dilation] * 2, start_padding=[1, 1],
+                        end_padding=[1, 1], output_sizes=[2, 3, *sizes]).values
+    (got,) = g.compile([y])({"x": x})
+    padded = np.pad(np.where(np.isnan(x), -np.inf, x), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (reach, reach), axis=(2, 3))
+    want = windows[:, :, ::2, ::2, ::dilation, ::dilation].max(axis=(4, 5))[:, :, :sizes[0], :sizes[1]]
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])

@@ -1,12 +1,13 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
 // and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
-// depthwise ones (a filter per channel) run a direct kernel over output rows; 1x1 ones over the stored image are
-// one GEMM; stride-1 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or
-// AVX-512, by bands of output rows; the rest are im2col + BLAS GEMM over tiles of output positions, so that the
-// column buffer stays under kColumnBytes whatever the image size (im2col of a whole 720x720 image took
-// gigabytes). Backward (transposed)
-// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
-// product and partial sum of 8-bit operands is an integer below 2^53).
+// 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
+// of output rows (1x1 ones on float planes read where they lie; strided ones split by phases of the stride, unless
+// they are depthwise or their taps skip a phase). Of the others, depthwise ones (a filter per channel) run a loop
+// over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col + BLAS GEMM over tiles of output
+// positions, so that the column buffer stays under kColumnBytes whatever the image size (im2col of a whole
+// 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The integer
+// convolutions run the same paths in double, exactly (every product and partial sum of 8-bit operands is an
+// integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -65,12 +66,19 @@ namespace {
 // A convolution the direct kernel runs: its filter taps and the bands of output rows, each band reading the
 // zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
-// (each its own group), the others group by group.
+// (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
+// that lie packed reads the image where it lies, as one band: its tile is a GEMM's with the filter packed once.
+// A strided one reads its band split by phases of the stride: phase (a, b) of a channel holds the padded input's
+// rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
+// from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
+// and 1 of its taps).
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
     bool depthwise = false;
-    int64_t row = 0, plane = 0;          // the padded input's row width, and a band's plane of it
+    bool in_place = false;               // pointwise: the input's planes are read where they lie, unpadded
+    int64_t row = 0, plane = 0;          // a phase's row width, and a channel's plane of all its phases in a band
+    int64_t phase_rows = 0, phase_plane = 0;  // rows of a phase in a band, and its floats (a zero tail after them)
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
     int64_t channel_blocks = 0;          // of a group's output channels
     int64_t band_channels = 0;           // output channels a band computes
@@ -80,12 +88,27 @@ struct DirectPlan {
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
         const DirectKernel* k = direct_kernel();
-        const bool eligible = g.forward && !g.pointwise() && type != DataType::Float64 && g.in[0] == 1 &&
-                              g.kernel[0] == 1 && g.out[0] == 1 && g.stride[1] == 1 && g.stride[2] == 1;
+        in_place = g.pointwise() && !g.depthwise() && type == DataType::Float32 && g.x_stride[4] == 1 &&
+                   g.x_stride[3] == g.in[2];
+        // a strided depthwise one keeps its loop over rows: gathering its phases cost more than its 9 taps a
+        // position (0.8 -> 2.5 ms for 96 channels of 112x112, stride 2)
+        const bool strided = g.stride[1] != 1 || g.stride[2] != 1;
+        const bool eligible = g.forward && (!g.pointwise() || in_place) && !(strided && g.depthwise()) &&
+                              type != DataType::Float64 && g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 &&
+                              every_phase_read(g, 1) && every_phase_read(g, 2);
         if (!k || !eligible) return;
         kernel = k;
         depthwise = g.depthwise();
-        row = g.out[2] + (g.kernel[2] - 1) * g.dilation[2];
+        const int64_t sy = g.stride[1], sx = g.stride[2];
+        // Phase b's row j holds padded column sx * j + b: zeros before the input's columns, the input's, zeros
+        // after. A row is long enough for the input's columns and for the columns the last outputs read past them,
+        // which run on into the next row's leading zeros: those serve both (13 + 1 columns for a 3x3 convolution
+        // of stride 1 on a 13-wide image, not 13 + 2).
+        row = g.out[2];
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+            const int64_t b = kx * g.dilation[2] % sx, last = g.out[2] - 1 + kx * g.dilation[2] / sx;
+            row = std::max({row, leading_zeros(g, b), input_end(g, b), last - leading_zeros(g, b) + 1});
+        }
 
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         tile = &k->depthwise;
@@ -97,24 +120,48 @@ struct DirectPlan {
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
-        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1];  // input rows a band reads past its own
+        const int64_t reach = (g.kernel[1] - 1) * g.dilation[1] / sy;  // a phase's rows a band reads past its own
         // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
         // band pads the filter's reach again)
-        const int64_t band_input = depthwise ? 0 : g.group_in;
-        band_rows = std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
-                                        std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
-        plane = (band_rows + reach) * row;
+        const int64_t band_input = depthwise ? 0 : g.group_in * sy * sx;
+        band_rows = in_place ? g.out[1]
+                             : std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                                                   std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
+        phase_rows = band_rows + reach;
+        // the last row's reads past the input's edge run into the tail, as the other rows' run into the next's
+        phase_plane = phase_rows * row + leading_zeros(g, 0);
+        plane = in_place ? g.x_stride[1] : sy * sx * phase_plane;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
-            for (int64_t x = 0; x < g.kernel[2]; ++x)
-                tap_offsets.push_back(y * g.dilation[1] * row + x * g.dilation[2]);
+            for (int64_t x = 0; x < g.kernel[2]; ++x) {
+                const int64_t ty = y * g.dilation[1], tx = x * g.dilation[2];
+                tap_offsets.push_back((ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
+            }
     }
     explicit operator bool() const { return kernel != nullptr; }
     uint64_t filter_elements(const ConvGeometry& g) const {
         return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
-    uint64_t input_elements(const ConvGeometry& g) const { return uint64_t(g.in_channels * plane + tile->block_positions); }
+    // the last blocks read past the last plane
+    uint64_t input_elements(const ConvGeometry& g) const {
+        return in_place ? 0 : uint64_t(g.in_channels * plane + tile->block_positions);
+    }
     uint64_t acc_elements() const { return uint64_t(band_channels * acc_plane); }
+
+    // Whether the taps of dimension d (1: rows, 2: columns) read every phase of its stride: a 1x1 filter of
+    // stride 2 would read a quarter of the phases gathered, and runs im2col instead.
+    static bool every_phase_read(const ConvGeometry& g, int d) {
+        std::vector<bool> read(g.stride[d], false);
+        for (int64_t k = 0; k < g.kernel[d]; ++k) read[k * g.dilation[d] % g.stride[d]] = true;
+        return std::find(read.begin(), read.end(), false) == read.end();
+    }
+    // Phase b's first column that holds the input (the padding's columns before it), and the end of its columns.
+    static int64_t leading_zeros(const ConvGeometry& g, int64_t b) {
+        return std::max<int64_t>(0, (g.pad[2] - b + g.stride[2] - 1) / g.stride[2]);
+    }
+    static int64_t input_end(const ConvGeometry& g, int64_t b) {
+        return std::max<int64_t>(0, (g.pad[2] + g.in[2] - b + g.stride[2] - 1) / g.stride[2]);
+    }
 };
 
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
@@ -202,33 +249,44 @@ void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d
     });
 }
 
+// dst[i] = the float of src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads
+// vectorize (a stride of 2, a stride-2 convolution's phase, is two loads and a permutation).
+template <int64_t S, class T>
+DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
+}
+
 // The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
-// strided input, into the direct kernel's band planes [in_channels][plane].
+// strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
 template <class T>
 void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
               ThreadPool& pool) {
-    const int64_t rows = d.plane / d.row;
-    pool.parallel_for(g.in_channels, 1, [&](size_t b, size_t e) {
-        for (size_t c = b; c < e; ++c) {
+    const int64_t sy = g.stride[1], sx = g.stride[2], xs = g.x_stride[4];
+    pool.parallel_for(g.in_channels, 1, [&](size_t begin, size_t end) {
+        for (size_t c = begin; c < end; ++c) {
             const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
-            float* out = dst + c * d.plane;
-            for (int64_t py = 0; py < rows; ++py) {
-                const int64_t y = r0 + py - g.pad[1];
-                float* o = out + py * d.row;
-                if (y < 0 || y >= g.in[1]) {
-                    std::fill(o, o + d.row, 0.0f);
-                    continue;
+            for (int64_t a = 0; a < sy; ++a)
+                for (int64_t b = 0; b < sx; ++b) {
+                    float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
+                    const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
+                    const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
+                    for (int64_t i = 0; i < d.phase_rows; ++i) {
+                        const int64_t y = (r0 + i) * sy + a - g.pad[1];
+                        float* o = phase + i * d.row;
+                        if (y < 0 || y >= g.in[1]) {
+                            std::fill(o, o + d.row, 0.0f);
+                            continue;
+                        }
+                        const T* r = image + y * g.x_stride[3] + x0 * xs;
+                        std::fill(o, o + lo, 0.0f);
+                        const int64_t step = sx * xs;
+                        if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
+                        else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
+                        else widen_strided<0>(o + lo, r, hi - lo, step);
+                        std::fill(o + hi, o + d.row, 0.0f);
+                    }
+                    std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
                 }
-                const T* r = image + y * g.x_stride[3];
-                const int64_t lo = std::clamp<int64_t>(g.pad[2], 0, d.row);
-                const int64_t hi = std::clamp<int64_t>(g.pad[2] + g.in[2], lo, d.row);
-                std::fill(o, o + lo, 0.0f);
-                const int64_t sx = g.x_stride[4];
-                if (sx == 1) std::transform(r + (lo - g.pad[2]), r + (hi - g.pad[2]), o + lo, [](T v) { return float(compute_t<T>(v)); });
-                else
-                    for (int64_t px = lo; px < hi; ++px) o[px] = float(compute_t<T>(r[(px - g.pad[2]) * sx]));
-                std::fill(o + hi, o + d.row, 0.0f);
-            }
         }
     });
     std::fill(dst + g.in_channels * d.plane, dst + d.input_elements(g), 0.0f);  // what the last blocks overread
@@ -514,8 +572,11 @@ private:
             T* out = image + m0 * O + r0 * g.out[2];
             DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
                                 channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
-            const BandOutput output{&desc_.fused, bias + m0, out, O, g.out[2], d.row, a.positions, channels,
-                                    d.block_channels, block};
+            a.bounded = d.in_place;
+            // in place, the output's rows follow each other as the input's do: the finish stores runs of a plane
+            const int64_t width = d.in_place ? a.positions : g.out[2];
+            const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, a.positions,
+                                    channels, d.block_channels, block};
             if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
             args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
@@ -527,14 +588,17 @@ private:
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
             for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
                 const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
-                pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
+                const float* input = padded;
+                if (d.in_place)  // float (DirectPlan)
+                    input = reinterpret_cast<const float*>(args.inputs[0].as<T>() + int64_t(n) * g.x_stride[0]);
+                else pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
                 if (d.depthwise) {
-                    band(image, 0, padded, filter, r0, rows, g.out_channels);
+                    band(image, 0, input, filter, r0, rows, g.out_channels);
                     continue;
                 }
                 for (int64_t group = 0; group < g.groups; ++group)
-                    band(image, group * g.group_out, padded + group * g.group_in * d.plane, filter + group * group_filter,
-                         r0, rows, g.group_out);
+                    band(image, group * g.group_out, input + group * g.group_in * d.plane,
+                         filter + group * group_filter, r0, rows, g.group_out);
             }
         }
     }

@@ -1,10 +1,11 @@
-// The direct convolution kernel: a stride-1 float convolution read straight from a zero-padded image, with no
-// im2col and no GEMM packing, a register tile of output channels x output positions accumulated in vector
-// registers (what oneDNN's and ONNX Runtime's direct kernels do). Output positions are counted over the padded
-// image's row width, so a block of them runs across rows and each tap of the filter is one fixed offset into the
-// padded plane; the columns past the output's width are computed and dropped by the caller's epilogue. Compiled
-// once per instruction set (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the
-// processor supports; this header is what the rest of the executor sees.
+// The direct convolution kernel: a float convolution read straight from a zero-padded image (split by phases of
+// its stride by the caller, so that it reads as one of stride 1), with no im2col and no GEMM packing, a register
+// tile of output channels x output positions accumulated in vector registers (what oneDNN's and ONNX Runtime's
+// direct kernels do). Output positions are counted over the padded image's row width, so a block of them runs
+// across rows and each tap of the filter is one fixed offset into the padded plane; the columns past the output's
+// width are computed and dropped by the caller's epilogue. Compiled once per instruction set
+// (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the processor supports; this header
+// is what the rest of the executor sees.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,10 @@ struct DirectConvolution {
     int64_t positions;  // positions to compute from `first`
     float* acc;  // [out_channels rounded up to whole blocks][acc_plane], written for positions in whole blocks
     int64_t acc_plane;  // at least `positions` rounded up to a multiple of block_positions
+    // The input is an image read where it lies (a pointwise convolution, one tap at offset 0): the last vector of
+    // a plane's positions is loaded masked, reading nothing past `positions` (the memory after the last plane is
+    // not the image's).
+    bool bounded = false;
     // Where set (not depthwise), each work item's finished sums go to finish(finish_context, tile, m0, p) instead of
     // acc, while in the cache: tile [block_channels][block_positions] holds output channels m0.. at positions p..
     // (the caller adds the bias, applies the activation, drops the padded columns and stores the output). acc then

@@ -14,6 +14,10 @@ struct Avx2 {
     static reg load(const float* p) { return _mm256_loadu_ps(p); }
     static reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
     static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+    static __m256i first(int64_t n) {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    static reg load_first(const float* p, __m256i m) { return _mm256_maskload_ps(p, m); }
     static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
 };
 }  // namespace

@@ -13,6 +13,8 @@ struct Avx512 {
     static reg load(const float* p) { return _mm512_loadu_ps(p); }
     static reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
     static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+    static __mmask16 first(int64_t n) { return __mmask16((1u << n) - 1); }
+    static reg load_first(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
 };
 }  // namespace

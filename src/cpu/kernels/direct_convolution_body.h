@@ -1,6 +1,7 @@
 // The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
 // compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
-// store). Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish,
+// store, and first/load_first: a mask of a vector's first n lanes, and a load of those lanes alone, zero in the
+// others). Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish,
 // through its pointer), so that no function compiled
 // for one instruction set can be merged by the linker into a caller built for another.
 #pragma once
@@ -11,10 +12,12 @@ namespace {
 
 // One work item over channels [c0, c1): MR output channels from mb * MR x N vectors of positions from p, held in
 // registers, started from zero (c0 == 0) or from acc, left in acc or, after the last channel, handed to a.finish
-// as a tile of `pitch` floats a channel.
-template <class V, int MR, int N>
+// as a tile of `pitch` floats a channel. Masked: the last vector holds fewer than V::width of a bounded input's
+// positions and is loaded masked.
+template <class V, int MR, int N, bool Masked = false>
 [[gnu::always_inline]] inline void direct_item(const DirectConvolution& a, int64_t mb, int64_t p, int64_t c0,
                                                int64_t c1, float* tile, int64_t pitch) {
+    const auto last = V::first(Masked ? a.positions - p - (N - 1) * V::width : V::width);
     const float* w = a.filter + (mb * a.channels + c0) * a.taps * MR;
     float* out = a.acc + mb * MR * a.acc_plane + p;
     typename V::reg acc[MR][N];
@@ -28,7 +31,8 @@ template <class V, int MR, int N>
             const float* x = in + a.tap_offsets[t];
             typename V::reg v[N];
 #pragma GCC unroll 8
-            for (int j = 0; j < N; ++j) v[j] = V::load(x + j * V::width);
+            for (int j = 0; j < N; ++j)
+                v[j] = Masked && j == N - 1 ? V::load_first(x + j * V::width, last) : V::load(x + j * V::width);
 #pragma GCC unroll 8
             for (int i = 0; i < MR; ++i) {
                 const typename V::reg b = V::broadcast(w + i);
@@ -52,14 +56,17 @@ template <class V, int MR, int N>
         for (int j = 0; j < N; ++j) V::store(out + i * a.acc_plane + j * V::width, acc[i][j]);
 }
 
-// The last position block with `vectors` < N vectors holding positions: a tile of that many, not N (a 13x13
-// image's 193 padded positions are 4 blocks of 48 and one position).
+// The last position block, with `vectors` <= N vectors holding positions: a tile of that many, not N (a 13x13
+// image's 181 padded positions are 3 blocks of 48 and 3 vectors), its last vector masked where the input is
+// bounded and the positions end inside it.
 template <class V, int MR, int N>
 [[gnu::always_inline]] inline void direct_tail(const DirectConvolution& a, int64_t vectors, int64_t mb, int64_t p,
                                                int64_t c0, int64_t c1, float* tile, int64_t pitch) {
     if constexpr (N > 0) {
-        if (vectors == N) return direct_item<V, MR, N>(a, mb, p, c0, c1, tile, pitch);
-        direct_tail<V, MR, N - 1>(a, vectors, mb, p, c0, c1, tile, pitch);
+        if (vectors < N) return direct_tail<V, MR, N - 1>(a, vectors, mb, p, c0, c1, tile, pitch);
+        if (a.bounded && p + N * V::width > a.positions)
+            return direct_item<V, MR, N, true>(a, mb, p, c0, c1, tile, pitch);
+        direct_item<V, MR, N>(a, mb, p, c0, c1, tile, pitch);
     }
 }
 
@@ -81,8 +88,8 @@ void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
         for (size_t item = begin; item < end; ++item) {
             const int64_t mb = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
             const int64_t vectors = (a.positions - p + V::width - 1) / V::width;
-            if (vectors >= NV) direct_item<V, MR, NV>(a, mb, p, c0, c1, tile, block);
-            else direct_tail<V, MR, NV - 1>(a, vectors, mb, p, c0, c1, tile, block);
+            if (p + block <= a.positions) direct_item<V, MR, NV>(a, mb, p, c0, c1, tile, block);
+            else direct_tail<V, MR, NV>(a, vectors, mb, p, c0, c1, tile, block);
         }
     }
 }

@@ -148,130 +148,158 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
     }
 }
 
-// Eight float lanes: GCC / Clang vector extensions, one AVX register (or two SSE ones) in each build of the
-// DML_VECTOR_CLONES functions below.
+// L float lanes (8 or 16): GCC / Clang vector extensions, one AVX-512 register, or two AVX or four SSE ones, in
+// each build of the DML_VECTOR_CLONES functions below.
 using Floats8 = float __attribute__((vector_size(32)));
+using Floats16 = float __attribute__((vector_size(64)));
+template <int L>
+using Floats = std::conditional_t<L == 8, Floats8, Floats16>;
 
-// v = the floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second
-// load of a stride-2 deinterleave starts at p[7] so that it ends at p[14]). Through a reference, not returned:
-// a 32-byte vector returned by value changes the ABI between the builds.
-template <int64_t S>
-[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
+// v = the floats p[0], p[S], ..., p[(L - 1) * S] for a stride of 1 or 2, reading no further than p[(L - 1) * S]
+// (the second load of a stride-2 deinterleave starts at p[L - 1] so that it ends there). Through a reference, not
+// returned: a vector returned by value changes the ABI between the builds.
+template <int64_t S, int L>
+[[gnu::always_inline]] inline void load_strided(const float* p, Floats<L>& v) {
     std::memcpy(&v, p, sizeof v);
     if constexpr (S == 2) {
-        Floats8 b;
-        std::memcpy(&b, p + 7, sizeof b);
-        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
+        Floats<L> b;
+        std::memcpy(&b, p + L - 1, sizeof b);
+        if constexpr (L == 8) v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
+        else v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
     }
 }
 
-// The windows of n >= 8 consecutive outputs of a max pool of stride S (1 or 2) whose taps all lie inside the
-// input: best[k] is replaced by each tap rows[r][k * S + t * dilation] that is larger (the scan's rule, in its
-// order: rows, then taps), for the `taps` taps of each of the `count` rows. In blocks of eight outputs; the last
-// block overlaps the one before it when n is not a multiple of eight, which is harmless: a value seen again is
-// never larger than the running maximum it already entered.
-template <int64_t S>
-DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
-                                   int64_t dilation) {
-    for (int64_t k0 = 0; k0 < n; k0 += 8) {
-        const int64_t k = std::min(k0, n - 8);
-        Floats8 m;
-        std::memcpy(&m, best + k, sizeof m);
+template <int64_t S, int L>
+[[gnu::always_inline]] inline void max_blocks(float* best, const float* const* rows, int64_t count, int64_t n,
+                                              int64_t taps, int64_t dilation, int64_t first, float lowest) {
+    for (int64_t k0 = 0; k0 < n; k0 += L) {
+        const int64_t k = std::min(k0, n - L);
+        Floats<L> m = Floats<L>{} + lowest;  // in every lane
         for (int64_t r = 0; r < count; ++r)
             for (int64_t t = 0; t < taps; ++t) {
-                Floats8 v;
-                load_strided<S>(rows[r] + k * S + t * dilation, v);
+                Floats<L> v;
+                load_strided<S, L>(rows[r] + first + k * S + t * dilation, v);
                 m = v > m ? v : m;
             }
         std::memcpy(best + k, &m, sizeof m);
     }
 }
 
+// The windows of n >= 8 consecutive outputs of a max pool of stride S (1 or 2) whose taps all lie inside the
+// input: best[k] is the first largest (the scan's rule, in its order: rows, then taps; NaN never) of lowest and
+// the taps rows[r][first + k * S + t * dilation], for the `taps` taps of each of the `count` rows. In blocks of 16
+// outputs (8 in a row of fewer than 16); the last block overlaps the one before it when n is not a multiple of
+// the block, which is harmless: its outputs are computed again alike.
+template <int64_t S>
+DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
+                                   int64_t dilation, int64_t first, float lowest) {
+    if (n >= 16) max_blocks<S, 16>(best, rows, count, n, taps, dilation, first, lowest);
+    else max_blocks<S, 8>(best, rows, count, n, taps, dilation, first, lowest);
+}
+
+// Output rows of one channel plane a work item: enough outputs that the row's set-up is a small part of it.
+constexpr int64_t kPoolBandOutputs = 2048;
+
+// Max pooling without indices: the largest number of each window, the first in scan order on a tie (-0 before
+// 0), NaN only when every tap is. A work item is a band of output rows of one channel plane at one output depth;
+// each output row takes its window's input rows at once, the columns whose windows lie inside a packed float row
+// in vectors (max_windows), the others tap by tap through tap_offsets.
 template <class T>
-void run_max_pooling_typed(const KernelArgs& args) {
+void max_pool_values(const KernelArgs& args) {
     using C = compute_t<T>;
     const auto& d = args.desc<MaxPoolingDesc>();
+    const TensorDesc &xd = *args.inputs[0].desc, &yd = *args.outputs[0].desc;
+    const PoolAxes g = pool_axes(d.window, xd, yd);
+    const Strides st = xd.effective_strides();
     const T* in = args.inputs[0].as<T>();
     T* out = args.outputs[0].as<T>();
-    const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
-    const TensorArg* indices = d.output_indices ? &args.outputs[1] : nullptr;
     const C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                           : std::numeric_limits<C>::lowest();
-    // Tap t of output x position ox reads the input row at tap_offsets[t * out + ox] (through the input's stride); a
-    // window with fewer taps inside the input than the longest revisits its last one, which changes nothing.
-    const PoolAxis axis = pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc).axis[2];
-    const AxisWindows x_axis(axis);
-    const int64_t width = int64_t(x_axis.first.size());
+    const PoolAxis& axis = g.axis[2];
+    const AxisWindows z_axis(g.axis[0]), y_axis(g.axis[1]), x_axis(axis);
+    const int64_t width = axis.out, sx = axis.in_stride, out_rows = g.axis[1].out, depth = g.axis[0].out;
+    // Tap t of output column ox reads the input row at tap_offsets[t * width + ox]; a window with fewer taps inside
+    // the input than the longest revisits its last one, which changes nothing.
     std::vector<int64_t> tap_offsets(x_axis.most * width);
     for (int64_t t = 0; t < x_axis.most; ++t)
         for (int64_t ox = 0; ox < width; ++ox)
             tap_offsets[t * width + ox] = (x_axis.first[ox] + std::min(t, x_axis.inside[ox] - 1) * x_axis.dilation) * sx;
-    // The output x positions [inner_lo, inner_hi) whose windows lie wholly inside the input: their taps read it at
-    // the pool's stride, so that a packed row's are strided loads instead of gathers through tap_offsets.
+    // The output columns [inner_lo, inner_hi) whose windows lie wholly inside the input read a packed float row at
+    // the pool's stride (1 or 2): strided vector loads instead of gathers through tap_offsets.
     const int64_t reach = (axis.size - 1) * axis.dilation, last = axis.in - 1 - reach + axis.start;
-    const int64_t inner_lo = std::min(width, (axis.start + axis.stride - 1) / axis.stride);
-    const int64_t inner_hi = std::clamp<int64_t>(last < 0 ? 0 : last / axis.stride + 1, inner_lo, width);
-    for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t plane_index,
-                                            auto&& input_rows, const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
-        if (indices) return max_with_indices(in, out, *indices, o, count, base, plane_index, input_rows, x, ox0, sx);
-        // The largest number, the first in scan order on a tie (-0 before 0), NaN only when every tap is. Taps in
-        // the inner loop go across outputs so that no output's chain of comparisons waits on its previous one.
-        C best[kPoolChunk];
-        std::fill(best, best + count, lowest);
-        const T* first_row = nullptr;
-        // Outputs [a, b) of this chunk run max_windows where it applies (float, a packed row, stride 1 or 2, at
-        // least eight of them), the others tap by tap through tap_offsets.
-        int64_t a = std::clamp(inner_lo - ox0, int64_t(0), count), b = std::clamp(inner_hi - ox0, a, count);
-        if (!std::is_same_v<T, float> || sx != 1 || axis.stride > 2 || b - a < 8) a = b = count;
-        constexpr int64_t kRowBatch = 8;  // input rows handed to max_windows at a time
-        const T* rows[kRowBatch];
-        int64_t batched = 0;
-        auto run_rows = [&] {
-            if constexpr (std::is_same_v<T, float>) {
-                if (axis.stride == 1) max_windows<1>(best + a, rows, batched, b - a, x.most, axis.dilation);
-                else max_windows<2>(best + a, rows, batched, b - a, x.most, axis.dilation);
-            }
-            batched = 0;
-        };
-        input_rows([&](int64_t offset, int64_t) {
-            const T* row = in + base + offset;
-            if (!first_row) first_row = row;
-            for (int64_t t = 0; t < x.most; ++t) {
-                const int64_t* at = tap_offsets.data() + t * width + ox0;
+    int64_t inner_lo = std::min(width, (axis.start + axis.stride - 1) / axis.stride);
+    int64_t inner_hi = std::clamp<int64_t>(last < 0 ? 0 : last / axis.stride + 1, inner_lo, width);
+    if (!std::is_same_v<T, float> || sx != 1 || axis.stride > 2 || inner_hi - inner_lo < 8) inner_lo = inner_hi = width;
+    const int64_t band = std::clamp<int64_t>(kPoolBandOutputs / width, 1, out_rows);
+    const int64_t bands = (out_rows + band - 1) / band, planes = int64_t(xd.sizes[0]) * xd.sizes[1];
+    args.pool.parallel_for(uint64_t(planes * depth * bands), 1, [&](size_t begin, size_t end) {
+        std::vector<C> values(std::is_same_v<T, C> ? 0 : width);
+        std::vector<const T*> rows(z_axis.most * y_axis.most);
+        for (size_t item = begin; item < end; ++item) {
+            const int64_t b = int64_t(item) % bands, oz = (int64_t(item) / bands) % depth;
+            const int64_t nc = int64_t(item) / (bands * depth);
+            const T* plane = in + (nc / xd.sizes[1]) * int64_t(st[0]) + (nc % xd.sizes[1]) * int64_t(st[1]);
+            for (int64_t oy = b * band; oy < std::min(out_rows, (b + 1) * band); ++oy) {
+                int64_t count = 0;
+                for (int64_t i = 0; i < z_axis.inside[oz]; ++i)
+                    for (int64_t j = 0; j < y_axis.inside[oy]; ++j)
+                        rows[count++] = plane + g.offset(z_axis.first[oz] + i * z_axis.dilation,
+                                                         y_axis.first[oy] + j * y_axis.dilation, 0);
+                T* o = out + ((nc * depth + oz) * out_rows + oy) * width;
+                C* best = std::is_same_v<T, C> ? reinterpret_cast<C*>(o) : values.data();
                 auto gather = [&](int64_t k0, int64_t k1) {
                     for (int64_t k = k0; k < k1; ++k) {
-                        const C v = C(row[at[k]]);
-                        best[k] = v > best[k] ? v : best[k];
+                        C m = lowest;
+                        for (int64_t r = 0; r < count; ++r)
+                            for (int64_t t = 0; t < x_axis.most; ++t) {
+                                const C v = C(rows[r][tap_offsets[t * width + k]]);
+                                m = v > m ? v : m;
+                            }
+                        best[k] = m;
                     }
                 };
-                gather(0, a);
-                gather(b, count);
-            }
-            if (b > a) {
-                rows[batched++] = row + tap_offsets[ox0 + a];
-                if (batched == kRowBatch) run_rows();
-            }
-        });
-        if (batched) run_rows();
-        int lowest_left = 0;
-        for (int64_t k = 0; k < count; ++k) {
-            out[o + k] = T(best[k]);
-            lowest_left |= best[k] == lowest;
-        }
-        // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
-        if constexpr (std::numeric_limits<C>::has_quiet_NaN)
-            for (int64_t k = 0; lowest_left && k < count; ++k)
-                if (best[k] == lowest) {
-                    bool number = false;
-                    input_rows([&](int64_t offset, int64_t) {
-                        for (int64_t t = 0; t < x.inside[ox0 + k]; ++t) {
-                            const C v = C(in[base + offset + (x.first[ox0 + k] + t * x.dilation) * sx]);
-                            number |= v == v;
-                        }
-                    });
-                    if (!number) out[o + k] = first_row[x.first[ox0 + k] * sx];
+                gather(0, inner_lo);
+                gather(inner_hi, width);
+                if constexpr (std::is_same_v<T, float>)
+                    if (inner_hi > inner_lo) {
+                        const int64_t n = inner_hi - inner_lo, first = tap_offsets[inner_lo];
+                        auto run = axis.stride == 1 ? max_windows<1> : max_windows<2>;
+                        run(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
+                    }
+                int lowest_left = 0;
+                for (int64_t k = 0; k < width; ++k) {
+                    lowest_left |= best[k] == lowest;
+                    if constexpr (!std::is_same_v<T, C>) o[k] = T(best[k]);
                 }
+                // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
+                if constexpr (std::numeric_limits<C>::has_quiet_NaN)
+                    for (int64_t k = 0; lowest_left && k < width; ++k)
+                        if (best[k] == lowest) {
+                            bool number = false;
+                            for (int64_t r = 0; r < count; ++r)
+                                for (int64_t t = 0; t < x_axis.inside[k]; ++t) {
+                                    const C v = C(rows[r][(x_axis.first[k] + t * x_axis.dilation) * sx]);
+                                    number |= v == v;
+                                }
+                            if (!number) o[k] = rows[0][x_axis.first[k] * sx];
+                        }
+            }
+        }
     });
+}
+
+template <class T>
+void run_max_pooling_typed(const KernelArgs& args) {
+    if (!args.desc<MaxPoolingDesc>().output_indices) return max_pool_values<T>(args);
+    const T* in = args.inputs[0].as<T>();
+    T* out = args.outputs[0].as<T>();
+    const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
+    for_each_window_row(args, args.desc<MaxPoolingDesc>().window,
+                        [&](int64_t o, int64_t count, int64_t base, int64_t plane_index, auto&& input_rows,
+                            const AxisWindows& x, int64_t ox0, int64_t, int64_t) {
+                            max_with_indices(in, out, args.outputs[1], o, count, base, plane_index, input_rows, x,
+                                             ox0, sx);
+                        });
 }
 
 // ---- ROI align ------------------------------------------------------------------------------------------------
