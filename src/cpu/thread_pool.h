@@ -1,7 +1,8 @@
 // A fixed pool of worker threads for the CPU kernels. parallel_for splits [0, n) into chunks that the calling
-// thread and the workers take in turn; calls do not nest. A pool of n threads has n - 1 workers: the calling
-// thread is the n-th.
+// thread and the workers take in turn; parallel_stages runs several such loops one after the other in one wake-up
+// of the workers. Calls do not nest. A pool of n threads has n - 1 workers: the calling thread is the n-th.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -14,23 +15,37 @@ namespace dml {
 
 class ThreadPool {
 public:
+    // One loop of a parallel_stages job: f(begin, end) over [0, n) in chunks of at least `grain` items.
+    struct Stage {
+        size_t n, grain;
+        std::function<void(size_t, size_t)> f;
+    };
+
     explicit ThreadPool(size_t threads);
     ~ThreadPool();
     size_t size() const { return workers_.size() + 1; }
 
     // Runs f(begin, end) over [0, n) in chunks of at least `grain` items; returns when all are done.
     void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& f);
+    // Runs the stages in order, no chunk of a stage starting before every chunk of the one before is done. The
+    // threads meet between stages by spinning a while (a sleeping worker takes tens of microseconds to wake, more
+    // than a stage of a small convolution), so a loop of short dependent steps costs one wake-up, not one a step.
+    void parallel_stages(const std::vector<Stage>& stages);
 
 private:
     void worker_loop();
-    void run_chunks();
+    void run_job(std::unique_lock<std::mutex>& lock);
+    void begin_stage(size_t s);  // under mutex_: stage s (or the first non-empty one after it) is dealt next
+    template <class Done> void wait_for(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Done done);
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
-    std::mutex job_mutex_;  // one parallel_for at a time (several compiled operators may dispatch at once)
-    std::condition_variable wake_, done_;
-    const std::function<void(size_t, size_t)>* job_ = nullptr;
-    size_t n_ = 0, chunk_ = 0, next_ = 0, active_ = 0;
+    std::mutex job_mutex_;  // one job at a time (several compiled operators may dispatch at once)
+    std::condition_variable wake_, stage_done_, done_;
+    const Stage* stages_ = nullptr;
+    size_t stage_count_ = 0, n_ = 0, chunk_ = 0, next_ = 0, running_ = 0;
+    // written under mutex_, read while spinning
+    std::atomic<size_t> stage_{0}, active_{0};
     uint64_t generation_ = 0;
     bool stop_ = false;
 };

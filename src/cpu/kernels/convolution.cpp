@@ -256,40 +256,37 @@ DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_
     for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
 }
 
-// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
-// strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
+// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of channels [begin,
+// end) of image n of the strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
 template <class T>
 void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
-              ThreadPool& pool) {
+              size_t begin, size_t end) {
     const int64_t sy = g.stride[1], sx = g.stride[2], xs = g.x_stride[4];
-    pool.parallel_for(g.in_channels, 1, [&](size_t begin, size_t end) {
-        for (size_t c = begin; c < end; ++c) {
-            const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
-            for (int64_t a = 0; a < sy; ++a)
-                for (int64_t b = 0; b < sx; ++b) {
-                    float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
-                    const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
-                    const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
-                    for (int64_t i = 0; i < d.phase_rows; ++i) {
-                        const int64_t y = (r0 + i) * sy + a - g.pad[1];
-                        float* o = phase + i * d.row;
-                        if (y < 0 || y >= g.in[1]) {
-                            std::fill(o, o + d.row, 0.0f);
-                            continue;
-                        }
-                        const T* r = image + y * g.x_stride[3] + x0 * xs;
-                        std::fill(o, o + lo, 0.0f);
-                        const int64_t step = sx * xs;
-                        if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
-                        else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
-                        else widen_strided<0>(o + lo, r, hi - lo, step);
-                        std::fill(o + hi, o + d.row, 0.0f);
+    for (size_t c = begin; c < end; ++c) {
+        const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
+        for (int64_t a = 0; a < sy; ++a)
+            for (int64_t b = 0; b < sx; ++b) {
+                float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
+                const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
+                const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
+                for (int64_t i = 0; i < d.phase_rows; ++i) {
+                    const int64_t y = (r0 + i) * sy + a - g.pad[1];
+                    float* o = phase + i * d.row;
+                    if (y < 0 || y >= g.in[1]) {
+                        std::fill(o, o + d.row, 0.0f);
+                        continue;
                     }
-                    std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
+                    const T* r = image + y * g.x_stride[3] + x0 * xs;
+                    std::fill(o, o + lo, 0.0f);
+                    const int64_t step = sx * xs;
+                    if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
+                    else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
+                    else widen_strided<0>(o + lo, r, hi - lo, step);
+                    std::fill(o + hi, o + d.row, 0.0f);
                 }
-        }
-    });
-    std::fill(dst + g.in_channels * d.plane, dst + d.input_elements(g), 0.0f);  // what the last blocks overread
+                std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
+            }
+    }
 }
 
 // Tap k of dimension d: the input coordinate output o reads is o * stride + shift, inside the input for the
@@ -461,17 +458,15 @@ DML_VECTOR_CLONES void finish_row(const FusedActivation& fused, const C* a, T* o
     for (int64_t i = 0; i < cols; ++i) o[i] = T(activate<A>(fused, C(a[i] + bias)));
 }
 
-// out[m, r, i] = T(act(acc[m, r, i] + bias[m])) over [channels, rows, cols]; in place when acc is the output. acc
-// and out rows lie at their own pitches.
+// out[m, r, i] = T(act(acc[m, r, i] + bias[m])) over channels [begin, end) x [rows, cols]; in place when acc is the
+// output. acc and out rows lie at their own pitches.
 template <class T, class C>
 void finish(const FusedActivation& fused, const C* acc, int64_t acc_plane, int64_t acc_row, T* out, int64_t out_plane,
-            const C* bias, int64_t channels, int64_t rows, int64_t cols, ThreadPool& pool) {
+            const C* bias, size_t begin, size_t end, int64_t rows, int64_t cols) {
     with_activation(fused.function, [&]<ActivationFunction A>() {
-        pool.parallel_for(channels, 1, [&](size_t b, size_t e) {
-            for (size_t m = b; m < e; ++m)
-                for (int64_t r = 0; r < rows; ++r)
-                    finish_row<A>(fused, acc + m * acc_plane + r * acc_row, out + m * out_plane + r * cols, cols, bias[m]);
-        });
+        for (size_t m = begin; m < end; ++m)
+            for (int64_t r = 0; r < rows; ++r)
+                finish_row<A>(fused, acc + m * acc_plane + r * acc_row, out + m * out_plane + r * cols, cols, bias[m]);
     });
 }
 
@@ -549,6 +544,7 @@ private:
 
     // The direct kernel's path: bands of output rows, each band's padded input gathered, then its accumulators
     // computed and finished (bias, activation, the output's type, the padded columns dropped) while in the cache.
+    // The whole layer is one parallel_stages job, so the workers wake once a layer, not twice a band.
     template <class T>
     void run_direct(const KernelArgs& args, const float* bias) const {
         const ConvGeometry& g = geometry_;
@@ -561,37 +557,49 @@ private:
         }
         float* padded = ws + workspace_.input;
         float* acc = ws + workspace_.col;
+        if (!d.in_place) std::fill(padded + g.in_channels * d.plane, acc, 0.0f);  // what the last blocks overread
         const int64_t O = g.out_spatial(), block = d.tile->block_positions;
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
         void (*finish_tile_t)(const void*, const float*, int64_t, int64_t) = nullptr;
         with_activation(desc_.fused.function, [&]<ActivationFunction A>() { finish_tile_t = finish_tile<A, T>; });
-        // Output channels [m0, m0 + d.band_channels) of image n, rows [r0, r0 + rows): the kernel, which finishes
-        // each tile into the output (depthwise: the epilogue after it, over acc).
+        std::vector<ThreadPool::Stage> stages;
+        // Output channels [m0, m0 + channels) of image n, rows [r0, r0 + rows): the kernel, which finishes each
+        // tile into the output (depthwise: the epilogue after it, over acc), as stages.
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
                         int64_t channels) {
             T* out = image + m0 * O + r0 * g.out[2];
-            DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
-                                channels, 0, (rows - 1) * d.row + g.out[2], acc, d.acc_plane};
-            a.bounded = d.in_place;
-            // in place, the output's rows follow each other as the input's do: the finish stores runs of a plane
-            const int64_t width = d.in_place ? a.positions : g.out[2];
-            const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, a.positions,
-                                    channels, d.block_channels, block};
-            if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
-            const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((a.positions + block - 1) / block);
-            args.pool.parallel_for(items, 1, [&](size_t b, size_t e) { d.tile->run(a, b, e); });
+            const int64_t positions = (rows - 1) * d.row + g.out[2];
+            auto tiles = [=, this, &g, &d](size_t b, size_t e) {
+                DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
+                                    channels, 0, positions, acc, d.acc_plane};
+                a.bounded = d.in_place;
+                // in place, the output's rows follow each other as the input's do: the finish stores runs of a plane
+                const int64_t width = d.in_place ? positions : g.out[2];
+                const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, positions,
+                                        channels, d.block_channels, block};
+                if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
+                d.tile->run(a, b, e);
+            };
+            const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((positions + block - 1) / block);
+            stages.push_back({size_t(items), 1, tiles});
             if (d.depthwise)
-                finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, out, O, bias + m0, channels, rows, g.out[2],
-                                 args.pool);
+                stages.push_back({size_t(channels), 1, [=, this, &g, &d](size_t b, size_t e) {
+                                      finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, out, O, bias + m0, b, e,
+                                                       rows, g.out[2]);
+                                  }});
         };
+        const T* x = args.inputs[0].as<T>();
         for (uint32_t n = 0; n < g.batch; ++n) {
             T* image = args.outputs[0].as<T>() + uint64_t(n) * g.out_channels * O;
             for (int64_t r0 = 0; r0 < g.out[1]; r0 += d.band_rows) {
                 const int64_t rows = std::min(d.band_rows, g.out[1] - r0);
                 const float* input = padded;
                 if (d.in_place)  // float (DirectPlan)
-                    input = reinterpret_cast<const float*>(args.inputs[0].as<T>() + int64_t(n) * g.x_stride[0]);
-                else pad_band<T>(args.inputs[0].as<T>(), g, d, n, r0, padded, args.pool);
+                    input = reinterpret_cast<const float*>(x + int64_t(n) * g.x_stride[0]);
+                else
+                    stages.push_back({size_t(g.in_channels), 1, [=, &g, &d](size_t b, size_t e) {
+                                          pad_band<T>(x, g, d, n, r0, padded, b, e);
+                                      }});
                 if (d.depthwise) {
                     band(image, 0, input, filter, r0, rows, g.out_channels);
                     continue;
@@ -601,6 +609,7 @@ private:
                          filter + group * group_filter, r0, rows, g.group_out);
             }
         }
+        args.pool.parallel_stages(stages);
     }
 
     template <class T, class C>
@@ -632,7 +641,9 @@ private:
             C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : ws + workspace_.acc;
             convolve_image(g, workspace_, filter, input, ws + workspace_.col, acc, args.pool);
             if (epilogue)
-                finish<T, C>(desc_.fused, acc, O, O, out, O, bias_values.data(), g.out_channels, 1, O, args.pool);
+                args.pool.parallel_for(g.out_channels, 1, [&](size_t b, size_t e) {
+                    finish<T, C>(desc_.fused, acc, O, O, out, O, bias_values.data(), b, e, 1, O);
+                });
         }
     }
 
