@@ -48,6 +48,19 @@ def torch_timer(torch):
     return timed
 
 
+def kernel_seconds(torch, fn, reps):
+    """GPU time per call of the kernels (and memsets) `fn` launches, from CUPTI through torch.profiler, which sees
+    every stream of the process (ours too): the work on the device without the host's launch and synchronize."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    return sum(e.self_device_time_total for e in prof.key_averages()) / reps / 1e6
+
+
 def relative_error(got, want):
     """Max |got - want| / max |want|, element for element in C order (got may be a view of another shape)."""
     want = np.asarray(want, np.float32)
@@ -225,9 +238,10 @@ def bench_normalization(device, torch, reps, quick):
 ROOF_GBPS = 4200.0  # the H200's device-to-device copy bandwidth
 
 
-def bench_large(device, torch, reps, quick):
+def bench_large(device, torch, reps, quick, kernel_times=True):
     """Memory-bound operators on float16 tensors of 64 MiB and more; GB/s counts each operand read once and the
-    output written once, and `roof` is that as a share of ROOF_GBPS."""
+    output written once, and `roof` is that as a share of ROOF_GBPS; the same bytes over the kernels' GPU time
+    (kernel_gbps, kernel_roof) too."""
     rows = []
     timed = torch_timer(torch)
     F = torch.nn.functional
@@ -240,9 +254,15 @@ def bench_large(device, torch, reps, quick):
         theirs = median_seconds(timed(torch_fn), reps)
         (got,) = op(feeds, readback=False)
         want = torch_fn().float().cpu().numpy()
-        r = throughput_row(case, (sum(a.nbytes for a in arrays) + out_bytes) / 1e9, "gbps", ours, theirs,
-                           relative_error(got.numpy(), want))
+        gb = (sum(a.nbytes for a in arrays) + out_bytes) / 1e9
+        r = throughput_row(case, gb, "gbps", ours, theirs, relative_error(got.numpy(), want))
         r["roof"] = r["ours_gbps"] / ROOF_GBPS
+        # The same bytes over the kernels' GPU time: a wall-clock call also holds ~10 us of launch and synchronize,
+        # a sixth of a 64 MiB layer norm's time at the roof.
+        if kernel_times:
+            r["ours_kernel_gbps"] = gb / kernel_seconds(torch, lambda: op(feeds, readback=False), reps)
+            r["torch_kernel_gbps"] = gb / kernel_seconds(torch, torch_fn, reps)
+            r["kernel_roof"] = r["ours_kernel_gbps"] / ROOF_GBPS
         rows.append(r)
 
     for b, t, c in [(8, 2048, 4096), (4, 4096, 8192)][: 1 if quick else 2]:  # LLM hidden states
@@ -473,6 +493,8 @@ def main():
     parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large chain resnet (default all)")
     parser.add_argument("--profile", action="store_true",
                         help="also print our kernels' GPU times for some convolutions and the large normalizations")
+    parser.add_argument("--no-kernel-times", action="store_true",
+                        help="leave out the large rows' kernel times (CUPTI), e.g. under Nsight Compute")
     args = parser.parse_args()
     import torch
 
@@ -489,11 +511,14 @@ def main():
     for name, bench in benches.items():
         if args.only and name not in args.only:
             continue
-        for r in bench(device, torch, args.reps, args.quick):
+        extra = {"kernel_times": not args.no_kernel_times} if name == "large" else {}
+        for r in bench(device, torch, args.reps, args.quick, **extra):
             unit = "tflops" if "ours_tflops" in r else "gbps"
             print(f"{r['case']:58} {r['ours_' + unit]:9.1f} {r['torch_' + unit]:9.1f} "
                   f"{'TFLOP/s' if unit == 'tflops' else 'GB/s':>7} {r['ratio']:6.2f} {r['ours_ms']:8.3f} "
-                  f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}" + (f" {r['roof']:5.0%}" if "roof" in r else ""),
+                  f"{r['torch_ms']:8.3f} {r['rel_err']:8.1e}" + (f" {r['roof']:5.0%}" if "roof" in r else "") +
+                  (f"  kernels: {r['ours_kernel_gbps']:6.0f} / {r['torch_kernel_gbps']:6.0f} GB/s"
+                   f" {r['kernel_roof']:4.0%}" if "kernel_roof" in r else ""),
                   flush=True)
             rows.append(r)
     overhead = bench_dispatch(device, torch, args.reps)

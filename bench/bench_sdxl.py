@@ -201,6 +201,8 @@ def main() -> None:
     p.add_argument("--guidance", type=float, default=5.0)
     p.add_argument("--compile", action="store_true", help="also diffusers with torch.compile on the UNet (minutes)")
     p.add_argument("--device", default=None, help="our executor (default: cuda if torch sees a GPU, else cpu)")
+    p.add_argument("--ours-only", action="store_true",
+                   help="time the sample alone (diffusers still makes the weights): for profiling our setup")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     cuda = torch.cuda.is_available()
@@ -215,9 +217,10 @@ def main() -> None:
               f"{size}x{size}, {args.steps} steps, guidance {args.guidance}, torch {torch.__version__} on "
               f"{torch.cuda.get_device_name() if cuda else 'cpu'}, directml on {device.kind} ({device.name})",
               flush=True)
-        rows.append(bench_diffusers(pipe, args, size, cuda, "diffusers eager"))
-        print(rows[-1], flush=True)
-        if args.compile:
+        if not args.ours_only:
+            rows.append(bench_diffusers(pipe, args, size, cuda, "diffusers eager"))
+            print(rows[-1], flush=True)
+        if args.compile and not args.ours_only:
             pipe.unet = torch.compile(pipe.unet)
             rows.append(bench_diffusers(pipe, args, size, cuda, "diffusers torch.compile"))
             print(rows[-1], flush=True)

@@ -248,6 +248,58 @@ def test_constant_keeps_no_reference_to_the_array(device):
     np.testing.assert_array_equal(op()[0], np.arange(6).reshape(2, 3) * 2)
 
 
+def test_constant_copy_false_lends_the_array_until_the_operator_goes(device):
+    g = dml.Graph(device)
+    array = np.arange(6, dtype=np.float32)
+    c = g.constant(array, sizes=[2, 3], copy=False)
+    array[:] = np.arange(6, 12)  # lent, not copied: compile reads what is there then (DirectML's CompileGraph too)
+    alive = weakref.ref(array)
+    del array
+    gc.collect()
+    assert alive() is not None  # the graph keeps it
+    op = g.compile([c * 2])
+    del g, c
+    gc.collect()
+    assert alive() is not None  # and so does the compiled operator (the cpu executor reads it in place)
+    np.testing.assert_array_equal(op()[0], np.arange(6, 12).reshape(2, 3) * 2)
+    del op
+    gc.collect()
+    assert alive() is None
+
+
+def test_constant_copy_none_lends_where_it_can_and_copies_otherwise(device):
+    g = dml.Graph(device)
+    lent = np.arange(6, dtype=np.float16)
+    strided = np.arange(12, dtype=np.float32)[::2]
+    wider = np.arange(6, dtype=np.float64)
+    odd = np.arange(3, dtype=np.float16)  # DirectML pads it to 8 bytes: copied, padded
+    cs = [g.constant(lent, copy=None), g.constant(strided, copy=None), g.constant(wider, np.float32, copy=None),
+          g.constant(odd, copy=None)]  # lent; then copied: not in C order, converted, padded
+    for a in (lent, strided, wider, odd):
+        a[:] = -1  # only the lent one is read again at compile
+    out = g.compile([dml.cast(c, dtype=np.float32) for c in cs])()
+    np.testing.assert_array_equal(out[0], -np.ones(6))
+    np.testing.assert_array_equal(out[1], np.arange(0, 12, 2))
+    np.testing.assert_array_equal(out[2], np.arange(6))
+    np.testing.assert_array_equal(out[3], np.arange(3))
+
+
+def test_constant_copy_false_refuses_what_needs_a_copy(device):
+    g = dml.Graph(device)
+    needs = [(np.arange(12, dtype=np.float32)[::2], None, "FLOAT32, C-contiguous"),
+             (np.arange(6, dtype=np.float64), np.float32, "FLOAT32"),
+             (np.arange(3, dtype=np.float16), None, "8 bytes"),
+             ([1, 2], np.float32, "would need a copy")]
+    for data, dtype, message in needs:
+        with pytest.raises(ValueError, match=rf"constant 'w': copy=False .*{message}.*copy=None"):
+            g.constant(data, dtype, name="w", copy=False)
+    with pytest.raises(ValueError, match="copy=False lends host memory"):
+        g.constant(dml.Buffer(device, np.ones(2, np.float32)), copy=False)
+    with pytest.raises(TypeError):
+        g.constant(np.ones(2, np.float32), copy="no")
+    assert g.constant(np.ones(2, np.float32), copy=False).shape == (2,)  # the refusals left the graph usable
+
+
 def test_constant_from_buffer(device):
     a = np.arange(6, dtype=np.float32)
     buf = dml.Buffer(device, a)

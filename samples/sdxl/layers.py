@@ -25,8 +25,10 @@ class Layers:
         return np.asarray(self.weights[name]) if name in self.weights else None
 
     def constant(self, array: np.ndarray, sizes, dtype: str | None = None) -> dml.Expression:
-        return self.graph.constant(np.ascontiguousarray(array).reshape(-1), dtype or self.dtype,
-                                   sizes=[int(s) for s in sizes])
+        # In the tensor's type already (NumPy converts a float32 weight for a float16 graph), then lent to the
+        # graph: a weight read from its file is not copied again (a full SDXL's UNet holds 5 GB of them).
+        data = np.ascontiguousarray(array, dtype=dtype or self.dtype).reshape(-1)
+        return self.graph.constant(data, sizes=[int(s) for s in sizes], copy=None)
 
     def row(self, array: np.ndarray, dtype: str | None = None) -> dml.Expression:
         """A vector as [1, 1, 1, n]."""

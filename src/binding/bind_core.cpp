@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cstring>
 #include <list>
 
 #include "../core/errors.h"
@@ -152,27 +153,44 @@ std::shared_ptr<Buffer> make_buffer(const std::shared_ptr<Device>& device, nb::h
     return std::make_shared<Buffer>(Buffer{memory, type, shape});
 }
 
+// `copy`, as NumPy's: True records a copy now (converted under the cast rules); False lends the array's own bytes
+// to the graph, which keeps the array alive and reads it when compile() uploads it (as DirectML reads the data
+// of a DML_CONSTANT_DATA_GRAPH_NODE_DESC at CompileGraph), and refuses where they are not the tensor's packed data
+// as they stand; None lends where it can and copies otherwise. Lending spares the host a copy of every weight.
 Expression graph_constant(Graph& g, nb::handle data, nb::handle dtype, std::optional<std::vector<int64_t>> sizes,
-                          std::optional<std::string> name) {
+                          std::optional<std::string> name, std::optional<bool> copy) {
     std::string who = "constant" + (name ? " '" + *name + "'" : std::string());
+    const bool must_copy = copy.value_or(false), must_lend = !copy.value_or(true);
     if (nb::isinstance<Buffer>(data) || is_device_dlpack(data)) {
+        if (must_lend)
+            throw ValueError(who + ": copy=False lends host memory, and this is device memory; a constant is host "
+                                   "bytes, so a Buffer is read back (copy=True or None)");
         auto buffer = nb::isinstance<Buffer>(data) ? nb::cast<std::shared_ptr<Buffer>>(data)
                                                    : import_dlpack(g.device(), data, nb::none(), who);
         DataType type = dtype.is_none() ? buffer->data_type : to_data_type(dtype);
         TensorDesc desc = make_tensor_desc(who, type, sizes ? to_sizes(*sizes, who + " sizes") : buffer->shape);
         check_buffer_fits(*buffer, desc, *g.device(), who);
         // Recorded as host bytes, as every constant is: the executor uploads them when it compiles.
-        std::vector<std::byte> bytes(desc.total_tensor_size_in_bytes(), std::byte{0});
+        const uint64_t total = desc.total_tensor_size_in_bytes();
+        std::shared_ptr<std::byte[]> bytes = host_bytes(total, who);
+        std::memset(bytes.get() + buffer->nbytes(), 0, total - buffer->nbytes());  // DirectML's padding
         {
             nb::gil_scoped_release release;
-            buffer->memory->device->download(*buffer->memory, bytes.data(), buffer->nbytes());
+            buffer->memory->device->download(*buffer->memory, bytes.get(), buffer->nbytes());
         }
-        return g.constant(std::move(bytes), desc, name);
+        return g.constant({bytes.get(), total, bytes}, desc, name);
     }
     HostValue host = as_host_value(data, who);
     DataType type = dtype.is_none() ? to_data_type(nb::cast(host.array).attr("dtype")) : to_data_type(dtype);
     Sizes shape = sizes ? to_sizes(*sizes, who + " sizes") : tensor_shape_of(host.array, who);
     TensorDesc desc = make_tensor_desc(who, type, shape);
+    if (!must_copy)
+        if (std::optional<HostBytes> lent = lend_bytes(host, desc, who)) return g.constant(std::move(*lent), desc, name);
+    if (must_lend)
+        throw ValueError(who + ": copy=False needs the array's bytes to be the tensor's as they stand: " +
+                         std::string(data_type_name(desc.data_type)) + ", C-contiguous, aligned, " +
+                         std::to_string(desc.total_tensor_size_in_bytes()) + " bytes (DirectML's size of " +
+                         desc.to_string() + "); this one would need a copy (copy=None makes it)");
     return g.constant(array_to_bytes(host, desc, who), desc, name);
 }
 
@@ -186,10 +204,10 @@ const auto kDtypeSig = nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype
 Buffer copy_buffer(const Buffer& b) {
     Device& device = *b.memory->device;
     auto memory = device.allocate(b.nbytes());
-    std::vector<std::byte> host = host_bytes(b.nbytes(), "the Buffer copy");
+    std::unique_ptr<std::byte[]> host = host_bytes(b.nbytes(), "the Buffer copy");
     nb::gil_scoped_release release;
-    device.download(*b.memory, host.data(), host.size());
-    device.upload(*memory, host.data(), host.size());
+    device.download(*b.memory, host.get(), b.nbytes());
+    device.upload(*memory, host.get(), b.nbytes());
     return Buffer{memory, b.data_type, b.shape};
 }
 
@@ -390,7 +408,9 @@ void bind_core(nb::module_& m) {
              "sizes"_a, "dtype"_a = nb::none(), nb::kw_only(), "name"_a = nb::none(), "owned"_a = false,
              "A graph input (float32 by default); owned inputs are bound once with initialize().")
         .def("constant", &graph_constant, "data"_a, "dtype"_a = nb::none(), nb::kw_only(), "sizes"_a = nb::none(),
-             "name"_a = nb::none(), "An owned input whose data is recorded now (converted under the cast rules).")
+             "name"_a = nb::none(), "copy"_a = true,
+             "An owned input whose data is recorded now (converted under the cast rules); copy=False lends the "
+             "array itself (kept alive, not to be modified, read at compile), copy=None lends where it can.")
         .def("compile",
              [](const std::shared_ptr<Graph>& g, std::vector<Expression> outputs) {
                  return PythonOperator{g, std::make_shared<CompiledOperator>(g, outputs)};

@@ -72,9 +72,8 @@ Expression constant_data_from(const std::shared_ptr<Graph>& graph, nb::handle da
     Sizes shape = sizes ? to_sizes(*sizes, "constant_data sizes") : tensor_shape_of(host.array, "constant_data");
     TensorDesc desc(type, shape);
     // Converted under the cast rules on the host, then recorded in the node.
-    std::vector<std::byte> bytes = array_to_bytes(host, desc, "constant_data");
-    bytes.resize(desc.extent_in_bytes());
-    return constant_data(graph, desc, std::move(bytes));
+    HostBytes bytes = array_to_bytes(host, desc, "constant_data");
+    return constant_data(graph, desc, std::vector<std::byte>(bytes.data, bytes.data + desc.extent_in_bytes()));
 }
 
 }  // namespace

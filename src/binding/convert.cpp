@@ -219,15 +219,14 @@ HostValue as_host_value(nb::handle value, const std::string& who) {
                     std::string(nb::str(nb::type_name(value.type())).c_str()));
 }
 
-std::vector<std::byte> host_bytes(uint64_t bytes, const std::string& who) {
+std::unique_ptr<std::byte[]> host_bytes(uint64_t bytes, const std::string& who) {
     // More than the machine has is refused up front: an overcommitting allocator would hand the block out and the
-    // process would be killed while the vector zero-fills it.
+    // process would be killed as it is written.
     static const uint64_t physical = platform::physical_memory_bytes();
     if (bytes > physical) throw OutOfDeviceMemory("ENOMEM", bytes, who + "'s host staging memory");
     try {
-        return std::vector<std::byte>(bytes);
+        return std::unique_ptr<std::byte[]>(new std::byte[bytes]);  // not zeroed: every byte is written next
     } catch (const std::bad_alloc&) {
-    } catch (const std::length_error&) {
     }
     throw OutOfDeviceMemory("ENOMEM", bytes, who + "'s host staging memory");
 }
@@ -309,11 +308,25 @@ void convert_into(const HostArray& array, SourceType src, const TensorDesc& desc
 }
 }  // namespace
 
-std::vector<std::byte> array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who) {
+HostBytes array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who) {
     SourceType src = check_fills(value, desc, who);
-    std::vector<std::byte> host = host_bytes(desc.total_tensor_size_in_bytes(), who);
-    convert_into(value.array, src, desc, host.data());
-    return host;
+    const uint64_t total = desc.total_tensor_size_in_bytes();
+    std::shared_ptr<std::byte[]> host = host_bytes(total, who);
+    convert_into(value.array, src, desc, host.get());
+    return {host.get(), total, host};
+}
+
+std::optional<HostBytes> lend_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who) {
+    const HostArray& array = value.array;
+    SourceType src = check_fills(value, desc, who);
+    const uint64_t bytes = desc.element_count() * element_size(desc.data_type);
+    // As array_to_memory borrows: the kernels of a host device read the bytes in place. A float16 tensor of an odd
+    // count is longer in DirectML (4-byte multiples) than the array: it is copied, padded.
+    const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
+    if (exact_type(src) != desc.data_type || !is_c_contiguous(array) || uint64_t(array.size()) != desc.element_count() ||
+        !aligned || bytes != desc.total_tensor_size_in_bytes())
+        return std::nullopt;
+    return HostBytes{static_cast<const std::byte*>(array.data()), bytes, std::make_shared<const HostArray>(array)};
 }
 
 std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, const TensorDesc& desc,
@@ -329,10 +342,10 @@ std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, 
     // Host memory (the CPU executor's) is written in place; another device's goes through a host staging copy.
     auto memory = device.allocate(total);
     const bool host_memory = device.dlpack_device().type == 1;
-    std::vector<std::byte> staging = host_memory ? std::vector<std::byte>() : host_bytes(total, who);
-    std::byte* target = host_memory ? static_cast<std::byte*>(memory->data) : staging.data();
+    std::unique_ptr<std::byte[]> staging = host_memory ? nullptr : host_bytes(total, who);
+    std::byte* target = host_memory ? static_cast<std::byte*>(memory->data) : staging.get();
     convert_into(array, src, desc, target);
-    if (!host_memory) device.upload(*memory, staging.data(), total);
+    if (!host_memory) device.upload(*memory, staging.get(), total);
     return memory;
 }
 
@@ -414,13 +427,14 @@ nb::object download_to_numpy(const Memory& memory, DataType type, const Sizes& s
     std::vector<size_t> dims(shape.begin(), shape.end());
     uint64_t bytes = element_size(type);
     for (uint32_t s : shape) bytes *= s;
-    auto* host = new std::vector<std::byte>(host_bytes(bytes, "the readback"));
-    nb::capsule owner(host, [](void* p) noexcept { delete static_cast<std::vector<std::byte>*>(p); });
+    std::unique_ptr<std::byte[]> host = host_bytes(bytes, "the readback");
     {
         nb::gil_scoped_release release;
-        memory.device->download(memory, host->data(), bytes);
+        memory.device->download(memory, host.get(), bytes);
     }
-    return nb::cast(nb::ndarray<nb::numpy>(host->data(), dims.size(), dims.data(), owner, nullptr, dlpack_dtype(type)));
+    std::byte* data = host.get();
+    nb::capsule owner(host.release(), [](void* p) noexcept { delete[] static_cast<std::byte*>(p); });
+    return nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_dtype(type)));
 }
 
 nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape) {

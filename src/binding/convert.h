@@ -5,9 +5,11 @@
 #include <nanobind/ndarray.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../core/graph.h"
 #include "../core/tensor_desc.h"
 #include "../executor/device.h"
 
@@ -51,8 +53,12 @@ void check_shape_fits(const Sizes& shape, const TensorDesc& desc, const std::str
 std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, const TensorDesc& desc,
                                         const std::string& who, bool allow_borrow);
 
-// Converts `value` as array_to_memory does, into host bytes (a constant's recorded data).
-std::vector<std::byte> array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who);
+// Converts `value` as array_to_memory does, into new host bytes of desc's total size (a constant's recorded data).
+HostBytes array_to_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who);
+// The array's own bytes, which the result keeps alive (a lent constant), where they are desc's packed data as it
+// stands (same type, C order, aligned, no padding to add); nullopt where a conversion or copy is needed. Its shape
+// and dtype are checked as array_to_bytes checks them.
+std::optional<HostBytes> lend_bytes(const HostValue& value, const TensorDesc& desc, const std::string& who);
 
 // DLPack's description of a DataType.
 nb::dlpack::dtype dlpack_dtype(DataType type);
@@ -66,8 +72,8 @@ bool is_device_dlpack(nb::handle value);
 std::shared_ptr<Buffer> import_dlpack(const std::shared_ptr<Device>& device, nb::handle value, nb::handle stream,
                                       const std::string& who);
 
-// Host memory for staging `bytes`; OutOfDeviceMemory (which is also a MemoryError) when there is none.
-std::vector<std::byte> host_bytes(uint64_t bytes, const std::string& who);
+// Host memory for staging `bytes`, not zeroed; OutOfDeviceMemory (which is also a MemoryError) when there is none.
+std::unique_ptr<std::byte[]> host_bytes(uint64_t bytes, const std::string& who);
 
 // Device memory holding a packed tensor, returned as a NumPy array of its type and shape (no copy on the CPU).
 nb::object memory_to_numpy(const std::shared_ptr<Memory>& memory, DataType type, const Sizes& shape);

@@ -33,15 +33,20 @@ Expression Graph::input(TensorDesc desc, std::optional<std::string> name, bool o
     return {shared_from_this(), {Value::Source::Input, uint32_t(inputs_.size() - 1)}, desc};
 }
 
-Expression Graph::constant(std::vector<std::byte> data, TensorDesc desc, std::optional<std::string> name) {
+HostBytes HostBytes::owning(std::vector<std::byte> bytes) {
+    auto kept = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+    return {kept->data(), kept->size(), kept};
+}
+
+Expression Graph::constant(HostBytes data, TensorDesc desc, std::optional<std::string> name) {
     if (!desc.is_packed()) throw ValueError("a constant is packed; view it with reinterpret() instead");
-    if (data.size() != desc.total_tensor_size_in_bytes())
+    if (data.size != desc.total_tensor_size_in_bytes())
         throw ValueError("a constant " + desc.to_string() + " needs " +
                          std::to_string(desc.total_tensor_size_in_bytes()) + " bytes, got " +
-                         std::to_string(data.size()));
+                         std::to_string(data.size));
     std::string n = name ? *name : next_default_name();
     check_new_name(n);
-    inputs_.push_back({n, desc, InputKind::Constant, std::make_shared<const std::vector<std::byte>>(std::move(data))});
+    inputs_.push_back({n, desc, InputKind::Constant, std::make_shared<const HostBytes>(std::move(data))});
     return {shared_from_this(), {Value::Source::Input, uint32_t(inputs_.size() - 1)}, desc};
 }
 

@@ -25,9 +25,18 @@ struct OperatorDesc {
 
 enum class InputKind { Plain, Owned, Constant };
 
-// A constant's data as recorded: host bytes, total_tensor_size_in_bytes() of its description. Shared, as the
-// graph and what was compiled from it refer to the same bytes; an executor uploads them when it compiles.
-using ConstantBytes = std::shared_ptr<const std::vector<std::byte>>;
+// A constant's data as recorded: `size` host bytes at `data` (total_tensor_size_in_bytes() of its description),
+// kept alive by `owner`: a copy of the graph's own, or memory the caller lent (graph.constant(copy=False), as
+// DirectML's DML_CONSTANT_DATA_GRAPH_NODE_DESC points at the caller's data). Shared, as the graph and what was
+// compiled from it refer to the same bytes; an executor uploads them when it compiles.
+struct HostBytes {
+    const std::byte* data = nullptr;
+    uint64_t size = 0;
+    std::shared_ptr<const void> owner;
+
+    static HostBytes owning(std::vector<std::byte> bytes);
+};
+using ConstantBytes = std::shared_ptr<const HostBytes>;
 
 struct GraphInput {
     std::string name;
@@ -72,7 +81,7 @@ public:
 
     Expression input(TensorDesc desc, std::optional<std::string> name, bool owned);
     // Records host bytes (converted by the caller, total_tensor_size_in_bytes() of `desc`) as a constant input.
-    Expression constant(std::vector<std::byte> data, TensorDesc desc, std::optional<std::string> name);
+    Expression constant(HostBytes data, TensorDesc desc, std::optional<std::string> name);
 
     // Appends a node whose output descriptions the builder has inferred; returns one Expression per output.
     std::vector<Expression> add_node(std::shared_ptr<const OperatorDesc> desc,

@@ -77,7 +77,7 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
     // The constants go to the device now (borrowed where it reads host memory): the graph holds their host bytes,
     // which compiled_ keeps alive.
     for (const auto& in : compiled_.inputs)
-        bound_.push_back(in.constant ? device_->stage(in.constant->data(), in.constant->size()) : nullptr);
+        bound_.push_back(in.constant ? device_->stage(in.constant->data, in.constant->size) : nullptr);
     // With no owned inputs (constants at most) there is nothing to wait for.
     if (std::none_of(compiled_.inputs.begin(), compiled_.inputs.end(),
                      [](const auto& in) { return in.kind == InputKind::Owned; })) {

@@ -250,7 +250,7 @@ Expression scalar_constant(const Expression& like, double value) {
         const T v = scalar_as<T>(value, like.data_type());
         std::memcpy(bytes.data(), &v, sizeof v);
     });
-    Expression c = g.constant(std::move(bytes), one, std::nullopt);
+    Expression c = g.constant(HostBytes::owning(std::move(bytes)), one, std::nullopt);
     return broadcast(c, like.sizes());
 }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# NVIDIA compute-sanitizer's four tools over the cuda half of the test suite (docs/reliability.md), on a machine
+# with an NVIDIA GPU and the package installed (CI has no GPU: this runs by hand). Each tool runs the tests in
+# SHARDS processes at once, every tool at the same time; a shard's log is LOGS/TOOL.N.log.
+#
+#   tests/cuda_sanitizers.sh [LOGS]        (default /tmp/cuda-sanitizers)
+#   TOOLS="memcheck racecheck initcheck synccheck" SHARDS=3 K="cuda" TIMEOUT=480
+#   CS_BIN=env: the same shards without the sanitizer (checks the plumbing on any machine in seconds)
+#
+# racecheck runs with cuDNN hidden (DIRECTML_CUDNN_PATH=/nonexistent): it does not follow the asynchronous
+# (wgmma / TMA barrier) synchronization of cuDNN's generated kernels and reports hazards inside them, so there
+# convolution and attention run on our own kernels. API errors are not reported: the out-of-memory tests make
+# cudaMalloc fail on purpose. Exit status: 0 when every shard's tests passed with no report.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+logs=${1:-/tmp/cuda-sanitizers}
+tools=${TOOLS:-memcheck racecheck initcheck synccheck}
+shards=${SHARDS:-3}
+cs=${CS_BIN:-compute-sanitizer}
+mkdir -p "$logs"
+cd /tmp || exit 1  # import the installed package, not the checkout's directml/ folder (it has no built module)
+
+# Test ids, one per line, read back by pytest's @file argument: ids hold spaces ("[cuda-int16-x + 2]").
+python3 -m pytest "$root/tests" --collect-only -q -k "${K:-cuda}" | grep '::' | sed "s|^|$root/|" > "$logs/ids.txt"
+[ -s "$logs/ids.txt" ] || { echo "no tests collected" >&2; exit 1; }
+rm -f "$logs"/shard.* "$logs/summary.txt"
+split -n "r/$shards" -d "$logs/ids.txt" "$logs/shard."
+echo "$(wc -l < "$logs/ids.txt") tests, $shards shards a tool: $tools"
+
+declare -A pids
+for tool in $tools; do
+    env=()
+    [ "$tool" = racecheck ] && env=(DIRECTML_CUDNN_PATH=/nonexistent)
+    sanitizer=()
+    [ "$cs" != env ] && sanitizer=("$cs" --tool "$tool" --report-api-errors no --error-exitcode 9)
+    for shard in "$logs"/shard.*; do
+        log="$logs/$tool.${shard##*.}.log"
+        env "${env[@]}" timeout "${TIMEOUT:-480}" "${sanitizer[@]}" \
+            python3 -m pytest -q -p no:cacheprovider "@$shard" > "$log" 2>&1 &
+        pids[$log]=$!
+    done
+done
+
+status=0
+for log in "${!pids[@]}"; do
+    wait "${pids[$log]}"
+    rc=$?
+    [ "$rc" -ne 0 ] && status=1
+    tests=$(grep -E " in [0-9.]+s" "$log" | tail -1)  # pytest's last line
+    reports=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1)
+    echo "$(basename "$log"): exit $rc; $tests; $reports" >> "$logs/summary.txt"
+done
+sort "$logs/summary.txt"
+exit $status
