@@ -446,8 +446,8 @@ def bench_dispatch(device, torch, reps, nodes=100):
 
 def profile(device, torch, quick):
     """Our kernels' GPU time by name (CUPTI sees every stream of the process), for some convolutions and the large
-    normalizations (a group norm whose groups take two passes in one launch shows it as pipelined_kernel, after the
-    memset that zeroes its counters; in two launches each pass is a kernel of its own)."""
+    normalizations (a group norm whose groups are cut into chunks shows three kernels: the chunks' partials, the
+    groups' totals (combine_kernel) and the outputs)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 

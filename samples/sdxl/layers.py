@@ -15,6 +15,12 @@ import directml as dml
 T = dml.MatrixTransform.TRANSPOSE
 
 
+def scaled(array: np.ndarray | None, factor: float) -> np.ndarray | None:
+    """array * factor in float32 (the VAE's scaled activations), or the array itself for 1: a float16 weight times a
+    float32 scalar is a float32 array in NumPy 2, which the graph would convert back for nothing."""
+    return array if factor == 1 or array is None else array * np.float32(factor)
+
+
 class Layers:
     """Builds layers on `graph` from `weights` (diffusers' names -> arrays) in `dtype`."""
 
@@ -71,10 +77,9 @@ class Layers:
         vae.py's activation scale)."""
         w = self.array(f"{name}.weight")
         start, end = padding or (w.shape[2] // 2,) * 2
-        bias = self.constant(self.array(f"{name}.bias") * np.float32(bias_scale), [1, w.shape[0], 1, 1])
-        w = w if weight_scale == 1 else w * np.float32(weight_scale)
-        return dml.convolution(x, self.constant(w, w.shape), bias, strides=[stride] * 2, start_padding=[start] * 2,
-                               end_padding=[end] * 2)
+        bias = self.constant(scaled(self.array(f"{name}.bias"), bias_scale), [1, w.shape[0], 1, 1])
+        return dml.convolution(x, self.constant(scaled(w, weight_scale), w.shape), bias, strides=[stride] * 2,
+                               start_padding=[start] * 2, end_padding=[end] * 2)
 
     def group_norm(self, x: dml.Expression, name: str, eps: float, silu: bool, groups: int = 32) -> dml.Expression:
         """GroupNorm over [N, C, H, W], then SiLU if asked (compile fuses it into the normalization)."""
@@ -109,7 +114,7 @@ class Layers:
             w = np.stack([w.reshape(heads, size, -1) for w, _ in pairs], 1).reshape(len(pairs) * c, -1)
             if all(b is None for _, b in pairs):
                 return dict(weight=w)
-            b = np.stack([(np.zeros(c) if b is None else b).reshape(heads, size) for _, b in pairs], 1)
+            b = np.stack([(np.zeros(c, w.dtype) if b is None else b).reshape(heads, size) for _, b in pairs], 1)
             return dict(weight=w, bias=b.reshape(-1))
 
         s = (x.shape[2] * x.shape[3] if image else x.shape[2]) // batch
@@ -126,9 +131,9 @@ class Layers:
             args.update(mask=mask, mask_type=dml.MultiheadAttentionMaskType.BOOLEAN)
         out, _, _ = dml.multihead_attention(**args, head_count=heads)
         out = dml.reinterpret(out, [1, 1, batch * s, c])
-        scale = np.float32(output_scale)
-        return self.linear(out, weight=self.array(f"{names[3]}.weight") * scale,
-                           bias=self.array(f"{names[3]}.bias") * scale, image_out=x.shape if image else None)
+        return self.linear(out, weight=scaled(self.array(f"{names[3]}.weight"), output_scale),
+                           bias=scaled(self.array(f"{names[3]}.bias"), output_scale),
+                           image_out=x.shape if image else None)
 
 
 def upsample_nearest(x: dml.Expression, size=None) -> dml.Expression:

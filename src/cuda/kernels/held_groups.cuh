@@ -1,10 +1,9 @@
 // Operators over groups of elements (normalizations, softmax) whose groups a team of threads holds in registers:
 // the team takes a group, or a chunk of a large one, reduces it and writes the outputs from those registers, so
-// that a group that fits is read once and written once. Larger groups take two passes: partial results per chunk
-// into the workspace, then each chunk combines its group's partials (in a fixed order: deterministic) and writes.
-// Where the chunks are pieces of runs (below) both passes share one launch whose blocks take the chunks in an order
-// that reads each group's second time from L2 (pipelined_kernel); else they are two launches, the second walking
-// the chunks backwards so that it starts on those the cache may still hold from the first.
+// that a group that fits is read once and written once. Larger groups take three launches: partial results per
+// chunk into the workspace; a warp per group combining its partials (in a fixed order: deterministic) into the
+// group's total; then each chunk reads its group's total and writes, walking the chunks backwards so that it starts
+// on those the cache may still hold from the first launch.
 // Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
 // An operator supplies an Op (gather, reduce, combine, finish, emit: see held_group_item). A thread holds its
 // elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
@@ -14,7 +13,6 @@
 #include <iterator>
 
 #include "group.cuh"
-#include "workspace.h"
 
 namespace dml::cuda {
 
@@ -30,14 +28,6 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
     return true;
 }
 
-// A vector stored with the streaming hint (st.global.cs: first to leave L2) where it is 16 bytes: for an output
-// written once while an input is to be read again from L2.
-template <int W, class T>
-__device__ __forceinline__ void store_vector_streaming(T* p, const Vector<T, W>& v) {
-    if constexpr (sizeof(v) == 16) __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
-    else store_vector(p, v);
-}
-
 // --- groups held in registers ---------------------------------------------------------------------------------
 
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
@@ -45,7 +35,8 @@ constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large fo
 constexpr int kRunVectors = 4;    // 16-byte vectors of each stream one thread of a run team holds
 constexpr int kRunTeams[] = {32, 128, 256, 512};
 
-// Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics.
+// Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics, or a
+// group's total.
 struct Triple {
     float a, b, c;
 };
@@ -85,19 +76,9 @@ struct GroupPlan {
     // H200: 72-81% of the issue rate, 22-23% of DRAM bandwidth, layer norm [8,2048,4096] and group norm).
     bool runs;
 
-    // Both passes of runs cut into chunks share one launch (pipelined_kernel), which keeps counters in the workspace.
-    bool pipelined() const { return runs && g.chunks > 1; }
-
-    // The workspace: the chunks' partials, then (pipelined) the counters: chunks handed out, and per group the
-    // chunks whose partials are published.
-    uint64_t counters_offset() const {
-        const uint64_t chunks = std::max(g.chunks, scalar.chunks);
-        WorkspaceLayout w;
-        w.reserve(chunks > 1 ? g.outer.count * chunks * sizeof(Triple) : 0);
-        return w.size;
-    }
-    uint64_t counters() const { return pipelined() ? 1 + g.outer.count : 0; }
-    uint64_t workspace() const { return counters_offset() + counters() * sizeof(unsigned long long); }
+    // The workspace of groups cut into chunks: the chunks' partials, then the groups' totals.
+    uint64_t chunks() const { return std::max(g.chunks, scalar.chunks); }
+    uint64_t workspace() const { return chunks() > 1 ? g.outer.count * (chunks() + 1) * sizeof(Triple) : 0; }
 };
 
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
@@ -171,52 +152,42 @@ struct Team {
     unsigned size, lane;
     template <class V, class F>
     __device__ V reduce(V v, F f) const { return team_reduce<MAX>(v, f, int(size / 32)); }
-
-    // The `count` partials of a group combined in a fixed order (deterministic) by the team's first warp, its other
-    // warps waiting (their loads in flight), and handed to the whole team. One warp, not the team: every chunk
-    // combines its group's partials, and a team-wide reduction of them cost more instructions than the chunk's own
-    // elements.
-    template <class Op>
-    __device__ Triple combine(const Triple* partials, uint64_t count) const {
-        auto merge = [](Triple p, Triple q) { return Op::combine(p, q); };
-        Triple t{0.0f, 0.0f, 0.0f};
-        // Loads through L2 (not L1): in the pipelined launch other blocks wrote the partials during this launch.
-        auto at = [&](uint64_t j) {
-            return Triple{__ldcg(&partials[j].a), __ldcg(&partials[j].b), __ldcg(&partials[j].c)};
-        };
-        if (lane < 32) {
-            constexpr int kBatch = 4;  // loads in flight per lane
-            for (uint64_t j = lane; j < count; j += 32 * kBatch) {
-                Triple q[kBatch];
-#pragma unroll
-                for (int b = 0; b < kBatch; ++b)
-                    q[b] = j + 32 * b < count ? at(j + 32 * b) : Triple{0.0f, 0.0f, 0.0f};
-#pragma unroll
-                for (int b = 0; b < kBatch; ++b) t = merge(t, q[b]);
-            }
-            t = team_reduce<32>(t, merge);
-        }
-        if constexpr (MAX > 32) {
-            __shared__ Triple shared;
-            __syncthreads();  // the previous item's threads may still be reading `shared`
-            if (lane == 0) shared = t;
-            __syncthreads();
-            t = shared;
-        }
-        return t;
-    }
 };
+
+// Each group's `chunks` partials combined in a fixed order (deterministic) by a warp into totals[group] (Triple{}
+// is the empty partial): once per group, where each chunk combining them for itself cost more instructions than
+// the chunk's own elements.
+template <class Op>
+__global__ void __launch_bounds__(256) combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks,
+                                                      Triple* totals) {
+    const uint64_t group = uint64_t(blockIdx.x) * 8 + threadIdx.x / 32;
+    const unsigned lane = threadIdx.x % 32;
+    if (group >= groups) return;
+    auto merge = [](Triple p, Triple q) { return Op::combine(p, q); };
+    const Triple* mine = partials + group * chunks;
+    Triple t{0.0f, 0.0f, 0.0f};
+    constexpr int kBatch = 4;  // loads in flight per lane
+    for (uint64_t j = lane; j < chunks; j += 32 * kBatch) {
+        Triple q[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) q[b] = j + 32 * b < chunks ? mine[j + 32 * b] : Triple{0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) t = merge(t, q[b]);
+    }
+    t = team_reduce<32>(t, merge);
+    if (lane == 0) totals[group] = t;
+}
 
 // Work item `item` is chunk item % chunks of group item / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors
 // lane, lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
-// partials[item] (written by lane 0). Apply: combine the group's partials (Triple{} is the empty one) and write the
-// chunk. RUNS: the plan's `runs`, with a block of exactly TEAM threads per item.
+// ws[item] (written by lane 0). Apply: take the group's total, ws[group] (combine_kernel's), and write the chunk.
+// RUNS: the plan's `runs`, with a block of exactly TEAM threads per item.
 // Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
 // which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
 // g's element is at g).
 template <class Op, int TEAM, int VEC, bool RUNS>
 __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op& op, const Team<TEAM>& team,
-                                                Pass pass, uint64_t item, Triple* partials) {
+                                                Pass pass, uint64_t item, Triple* ws) {
     constexpr int N = Op::N, ITEMS = RUNS ? kRunVectors : kHeld / VEC;
     const unsigned lane = team.lane;
     const uint64_t group = g.chunks == 1 ? item : item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
@@ -256,11 +227,11 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     }
     Triple total;
     if (pass == Pass::Apply) {
-        total = team.template combine<Op>(partials + group * g.chunks, g.chunks);
+        total = ws[group];
     } else {
         total = op.reduce(team, v, held, end - begin, base);
         if (pass == Pass::Partials) {
-            if (lane == 0) partials[item] = total;
+            if (lane == 0) ws[item] = total;
             return;
         }
     }
@@ -272,92 +243,29 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     }
 }
 
-// One pass over every work item, a grid-stride loop; Apply takes the items last to first.
+// One pass over every work item, a grid-stride loop; Apply takes the items last to first. Run teams have room for
+// 768 threads a multiprocessor, 85 registers each: MVN's float16 item takes 84, and at 1024 threads (64 registers)
+// it spilled 52 / 140 bytes a thread (ptxas -v, sm_90), which Nsight Compute counted in the layer-norm rows.
 template <class Op, int TEAM, int VEC, bool RUNS = false>
-__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? 1024 / TEAM : 1)
-    held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* partials) {
+__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? (TEAM < 768 ? 768 / TEAM : 1) : 1)
+    held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* ws) {
     const Team<TEAM> team{RUNS || TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
     const uint64_t items = g.outer.count * g.chunks;
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < items;
          i += uint64_t(gridDim.x) * blockDim.y)
-        held_group_item<Op, TEAM, VEC, RUNS>(g, op, team, pass, pass == Pass::Apply ? items - 1 - i : i, partials);
+        held_group_item<Op, TEAM, VEC, RUNS>(g, op, team, pass, pass == Pass::Apply ? items - 1 - i : i, ws);
 }
 
-// --- both passes in one launch ---------------------------------------------------------------------------------
-
-// The pipelined launch's work list, in steps of one group's chunks: the partials of the first `lead` groups, then
-// group g's second pass followed by the partials of group g + lead (g = 0, 1, ...), then the last groups' second
-// passes. Between a group's two reads the blocks read lead - 1 other groups (and write as many), so that the second
-// read finds the group in L2 while the first pass runs far enough ahead that a second-pass chunk seldom waits.
-struct WorkList {
-    uint64_t groups, chunks, lead;
-
-    __device__ uint64_t size() const { return 2 * groups * chunks; }
-    // Work item i of the list: the chunk's item (as held_group_item numbers them) and its pass.
-    __device__ uint64_t at(uint64_t i, Pass& pass) const {
-        const uint64_t step = i / chunks, chunk = i - step * chunks, paired = 2 * (groups - lead);
-        uint64_t group;
-        if (step < lead) {
-            group = step, pass = Pass::Partials;
-        } else if (step - lead < paired) {
-            const uint64_t t = step - lead;
-            group = t / 2 + (t % 2 ? lead : 0), pass = t % 2 ? Pass::Partials : Pass::Apply;
-        } else {
-            group = step - lead - paired + (groups - lead), pass = Pass::Apply;
-        }
-        return group * chunks + chunk;
-    }
-};
-
-// Spins until *counter reaches `target`, backing off with sleeps. The load acquires: what the writers published
-// before their fence and increment is visible after it.
-__device__ __forceinline__ void wait_until(const unsigned long long* counter, unsigned long long target) {
-    for (unsigned sleep = 32;; sleep = min(2 * sleep, 1024u)) {
-        unsigned long long seen;
-        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
-        if (seen >= target) return;
-        __nanosleep(sleep);
-    }
-}
-
-// Both passes of the plan's runs, a block of TEAM threads per chunk, the blocks taking the chunks of WorkList in
-// its order from one counter (counters[0], zeroed before the launch), each its next chunk as it starts on one (the
-// atomic's latency hidden behind the chunk's work). A chunk's partials are published by a fence and an increment of
-// its group's counter (counters[1 + group]); a second-pass chunk waits until all of its group's are. No deadlock,
-// whether or not the whole grid is resident: a chunk waits only for chunks handed out before it, each of which a
-// running block works on or holds as its next (then working on an earlier chunk); so the earliest unfinished chunk
-// waits on nothing (its group's first-pass chunks are all earlier, and first-pass chunks never wait) and finishes.
-template <class Op, int TEAM, int VEC>
-__global__ void __launch_bounds__(TEAM, 1024 / TEAM)
-    pipelined_kernel(Groups<Op::N> g, Op op, WorkList work, Triple* partials, unsigned long long* counters) {
-    const Team<TEAM> team{unsigned(TEAM), threadIdx.x};
-    __shared__ unsigned long long taken;
-    unsigned long long next = 0;  // thread 0's
-    if (threadIdx.x == 0) next = atomicAdd(counters, 1ull);
-    for (;;) {
-        if (threadIdx.x == 0) taken = next;
-        __syncthreads();
-        const uint64_t i = taken;
-        if (i >= work.size()) return;
-        if (threadIdx.x == 0) next = atomicAdd(counters, 1ull);
-        Pass pass;
-        const uint64_t item = work.at(i, pass), group = item / g.chunks;
-        if (pass == Pass::Apply && threadIdx.x == 0) wait_until(counters + 1 + group, g.chunks);
-        __syncthreads();  // the team combines the partials after the wait, and has read `taken` before its next write
-        held_group_item<Op, TEAM, VEC, true>(g, op, team, pass, item, partials);
-        if (pass == Pass::Partials && threadIdx.x == 0) {  // thread 0 wrote partials[item]
-            __threadfence();
-            atomicAdd(counters + 1 + group, 1ull);
-        }
-    }
-}
-
-// launch(pass) for the passes of the plan's groups: Whole where a team holds a group, else Partials then Apply.
-template <int N, class F>
-void for_each_pass(const Groups<N>& g, F&& launch) {
-    if (g.chunks == 1) return launch(Pass::Whole);
-    launch(Pass::Partials);
-    launch(Pass::Apply);
+// launch(pass, ws) for the passes of the plan's groups: Whole where a team holds a group, else Partials (into the
+// workspace's partials), the groups' totals combined, then Apply (reading them).
+template <class Op, class F>
+void for_each_pass(const Groups<Op::N>& g, Triple* ws, cudaStream_t stream, const char* what, F&& launch) {
+    if (g.chunks == 1) return launch(Pass::Whole, ws);
+    launch(Pass::Partials, ws);
+    Triple* totals = ws + g.outer.count * g.chunks;
+    combine_kernel<Op><<<unsigned((g.outer.count + 7) / 8), 256, 0, stream>>>(ws, g.outer.count, g.chunks, totals);
+    check_launch(what);
+    launch(Pass::Apply, totals);
 }
 
 // The group kernel with teams of at most TEAM threads, `team` threads each.
@@ -367,8 +275,8 @@ void launch_passes(const Groups<Op::N>& g, unsigned team, const Op& op, Triple* 
     const unsigned per_block = TEAM == 32 ? 8 : 1;
     const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
     const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
-    for_each_pass(g, [&](Pass pass) {
-        held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, pass, ws);
+    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+        held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, pass, w);
         check_launch(what);
     });
 }
@@ -382,41 +290,17 @@ void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int
     else launch_passes<Op, 256, VEC>(g, 256, op, ws, sm_count, stream, what);
 }
 
-// Both passes through pipelined_kernel: as many blocks as are resident at once (the occupancy of its TEAM-thread
-// blocks, found once), and the first pass `lead` groups ahead of the second, the fewest that put a grid's worth of
-// chunks (one a block) between a group's last first-pass chunk and its first second-pass chunk: by the time a block
-// starts on the latter, the former has most likely finished.
-template <class Op, int TEAM, int VEC>
-void launch_pipelined(const Groups<Op::N>& g, const Op& op, Triple* partials, unsigned long long* counters,
-                      int sm_count, cudaStream_t stream, const char* what) {
-    static const int resident = [] {
-        int n = 0;
-        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, pipelined_kernel<Op, TEAM, VEC>, TEAM, 0),
-              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-        return std::max(n, 1);
-    }();
-    const uint64_t items = 2 * g.outer.count * g.chunks;
-    const uint64_t blocks = std::min<uint64_t>(uint64_t(resident) * uint64_t(std::max(sm_count, 1)), items);
-    const uint64_t lead = std::min<uint64_t>(g.outer.count, 1 + (blocks + 2 * g.chunks - 1) / (2 * g.chunks));
-    check(cudaMemsetAsync(counters, 0, (1 + g.outer.count) * sizeof(unsigned long long), stream), "cudaMemsetAsync");
-    pipelined_kernel<Op, TEAM, VEC>
-        <<<unsigned(blocks), TEAM, 0, stream>>>(g, op, WorkList{g.outer.count, g.chunks, lead}, partials, counters);
-    check_launch(what);
-}
-
-// The plan's runs: blocks of the narrowest run team that holds an item; a block per group where it holds the
-// group, else the pipelined launch.
+// The plan's runs: a block of the narrowest run team that holds an item per item (a grid-stride loop past 2^31).
 template <class Op, int VEC, int T = 0>
-void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* partials, unsigned long long* counters, int sm_count,
-                 cudaStream_t stream, const char* what) {
+void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t stream, const char* what) {
     constexpr int team = kRunTeams[T];
     if constexpr (T + 1 < int(std::size(kRunTeams)))
-        if (g.chunk > uint64_t(team) * kRunVectors * VEC)
-            return launch_runs<Op, VEC, T + 1>(g, op, partials, counters, sm_count, stream, what);
-    if (g.chunks > 1) return launch_pipelined<Op, team, VEC>(g, op, partials, counters, sm_count, stream, what);
-    const unsigned blocks = unsigned(std::min<uint64_t>(g.outer.count, INT32_MAX));
-    held_group_kernel<Op, team, VEC, true><<<blocks, team, 0, stream>>>(g, op, Pass::Whole, partials);
-    check_launch(what);
+        if (g.chunk > uint64_t(team) * kRunVectors * VEC) return launch_runs<Op, VEC, T + 1>(g, op, ws, stream, what);
+    const unsigned blocks = unsigned(std::min<uint64_t>(g.outer.count * g.chunks, INT32_MAX));
+    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+        held_group_kernel<Op, team, VEC, true><<<blocks, team, 0, stream>>>(g, op, pass, w);
+        check_launch(what);
+    });
 }
 
 // Runs the plan; `aligned`: the streams' addresses allow vectors.
@@ -426,10 +310,7 @@ void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws,
     auto* partials = static_cast<Triple*>(ws);
     constexpr int vec = kVec<typename Op::Type>;
     if constexpr (Op::kWide)  // runs are planned for wide operators only; they move vectors
-        if (p.runs && aligned) {
-            auto* counters = reinterpret_cast<unsigned long long*>(static_cast<std::byte*>(ws) + p.counters_offset());
-            return launch_runs<Op, vec>(p.g, op, partials, counters, sm_count, stream, what);
-        }
+        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, op, partials, stream, what);
     if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.team, op, partials, sm_count, stream, what);
     else launch_team<Op, 1>(p.scalar, p.scalar_team, op, partials, sm_count, stream, what);
 }

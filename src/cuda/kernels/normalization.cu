@@ -71,7 +71,6 @@ struct NormalizeOp {
     bool normalize_variance;
     FusedActivation act;
     bool vector_operands;  // scale, bias and add (those present) load in vectors where y stores them
-    bool stream_y;         // y's vectors store with the streaming hint (the pipelined launch: x stays in L2)
 
     // (count, mean, sum of squared deviations)
     static __device__ Triple combine(Triple p, Triple q) {
@@ -144,8 +143,7 @@ struct NormalizeOp {
                 out.v[j] = to_stored<T>(activation(r));
             }
         });
-        if (stream_y) store_vector_streaming(y + at[Y], out);
-        else store_vector(y + at[Y], out);
+        store_vector(y + at[Y], out);
     }
 };
 
@@ -264,10 +262,8 @@ public:
                               epsilon_,
                               normalize_variance_,
                               act_,
-                              false,
                               false};
             const bool aligned = aligned16(op.x) && aligned16(y);
-            op.stream_y = plan_.pipelined() && aligned;
             op.vector_operands = operand_vectors_ && aligned && aligned16(op.scale) && aligned16(op.bias) &&
                                  aligned16(op.add);  // null is aligned
             run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream, "normalization");
