@@ -34,6 +34,10 @@ constexpr int kHeld = 16;         // elements of each stream one thread holds in
 constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
 constexpr int kRunVectors = 4;    // 16-byte vectors of each stream one thread of a run team holds
 constexpr int kRunTeams[] = {32, 128, 256, 512};
+// The run team whose chunks a group too large for one team is cut into: the chunks' two passes re-read the group
+// anyway, and on the H200 teams of 128 (six blocks a multiprocessor) took group norm [1,128,1024,1024] from 693 to
+// 906 GB/s against teams of 512 (256: 884).
+constexpr int kChunkRunTeam = 128;
 
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics, or a
 // group's total.
@@ -84,8 +88,8 @@ struct GroupPlan {
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
 // the operands read or written element by element in full. The narrowest team holding a whole group takes it
 // (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks: the fewest equal ones per run that a run team holds where the
-// runs allow (at least a warp's worth each), else chunks of kChunkTeam * kHeld elements.
+// would spill); larger groups are cut into chunks: the fewest equal ones per run that a team of kChunkRunTeam holds
+// where the runs allow (at least a warp's worth each), else chunks of kChunkTeam * kHeld elements.
 template <int N>
 GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
                          const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
@@ -132,7 +136,8 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     const uint64_t least = uint64_t(kRunTeams[0]) * kRunVectors * vec;
     p.runs = wide && g.chunks == 1 && g.inner.rank == 1 && g.size <= most;
     if (wide && g.chunks > 1) {
-        const uint64_t run = g.inner.sizes[g.inner.rank - 1], fewest = (run + most - 1) / most;
+        const uint64_t target = uint64_t(kChunkRunTeam) * kRunVectors * vec;
+        const uint64_t run = g.inner.sizes[g.inner.rank - 1], fewest = (run + target - 1) / target;
         for (uint64_t pieces = fewest; pieces <= 2 * fewest && !p.runs; ++pieces)
             if (run % pieces == 0 && run / pieces % vec == 0 && run / pieces >= least) {
                 g.chunk = run / pieces;
@@ -243,11 +248,12 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     }
 }
 
-// One pass over every work item, a grid-stride loop; Apply takes the items last to first. Run teams have room for
-// 768 threads a multiprocessor, 85 registers each: MVN's float16 item takes 84, and at 1024 threads (64 registers)
-// it spilled 52 / 140 bytes a thread (ptxas -v, sm_90), which Nsight Compute counted in the layer-norm rows.
+// One pass over every work item, a grid-stride loop; Apply takes the items last to first. Run teams fill a
+// multiprocessor's 1024 threads at 64 registers each, with some spills (MVN's float16 item: 52 / 140 bytes a
+// thread, ptxas -v, sm_90): on the H200 that measured faster than 768 threads and no spills (layer norm
+// [8,2048,4096] 2153 against 2089 GB/s, softmax and group norm alike or better).
 template <class Op, int TEAM, int VEC, bool RUNS = false>
-__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? (TEAM < 768 ? 768 / TEAM : 1) : 1)
+__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? 1024 / TEAM : 1)
     held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* ws) {
     const Team<TEAM> team{RUNS || TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
     const uint64_t items = g.outer.count * g.chunks;
