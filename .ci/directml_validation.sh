@@ -16,6 +16,18 @@ fi
 cache=${DMLX_CACHE:-$HOME/.cache/dmlx}
 timeout 600 experimental/directml_on_linux/fetch.sh || { echo "could not fetch libdirectml.so" >&2; exit 2; }
 
+# The installed package must have the directml executor (built where DirectX-Headers are found, which .ci/run
+# installs before the README's install): without it every test skips and nothing is validated.
+python - <<'PY' || exit 1
+import sys
+import directml as dml
+try:
+    dml.Device("directml")
+except Exception as e:  # no device here is fine; no executor in the build is not
+    if "has no directml executor" in str(e):
+        sys.exit(f"directml validation: the installed package cannot be validated: {e}")
+PY
+
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
 if ! { cmake -S experimental/directml_on_linux -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
