@@ -4,14 +4,20 @@ Peers: NumPy (its OpenBLAS) and PyTorch CPU (oneDNN under its convolutions), whe
 with the faster of the two. Prints one row per case: our median time, the faster peer's, and the ratio peer/ours
 (above 1: we are faster); convolution rows add our compiled graph's temporary memory. Ours and the peers run
 interleaved (one call of each in turn, `repeat` rounds) so that a change in the machine's load touches all alike.
-Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...] [--cpu-time]
+`--threads N` sets every side's thread count: ours (dml.Device(threads=)), PyTorch's (torch.set_num_threads) and
+NumPy's BLAS (threadpoolctl's threadpool_limits), so that no peer runs more threads than we do. With more than one
+thread, `--block N` runs N calls of one side in a row after a pause: NumPy's OpenBLAS threads spin for about 0.1 s
+after each of its calls (and OpenMP's after PyTorch's), holding a core that our next call would use.
+Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...] [--cpu-time] [--block N]
 """
 
 import argparse
+import os
 import statistics
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
 import directml as dml
 
@@ -31,13 +37,16 @@ clock = time.perf_counter
 
 
 BLOCK_PAUSE = 0.5
+BLOCK_WARMUP = 3
+block = 1  # calls of one side in a row in compare() (--block)
 
 
 def interleaved_medians(fns, repeat, block=1):
     """{name: median seconds} of `repeat` calls of each in `fns`, each warmed up once, then timed in turn: `block`
     calls of one, then `block` of the next, and so on. Blocks longer than one leave each side the cores: a peer whose
     threads spin after its calls (OpenMP's, ONNX Runtime's) would take a core from the next side's, so each block
-    starts after a pause of BLOCK_PAUSE seconds in which they go to sleep."""
+    starts after a pause of BLOCK_PAUSE seconds in which they go to sleep, and BLOCK_WARMUP untimed calls (on this
+    VM the first calls after a pause run slow on every side)."""
     for fn in fns.values():
         fn()  # warm-up: first-dispatch allocations, thread start
     times = {name: [] for name in fns}
@@ -45,6 +54,8 @@ def interleaved_medians(fns, repeat, block=1):
         for name, fn in fns.items():
             if block > 1:
                 time.sleep(BLOCK_PAUSE)
+                for _ in range(BLOCK_WARMUP):
+                    fn()
             for _ in range(min(block, repeat - len(times[name]))):
                 t = clock()
                 fn()
@@ -73,9 +84,9 @@ def compare(name, repeat, ours, numpy_fn=None, torch_fn=None, note=""):
         return
     if torch is not None:
         with torch.no_grad():
-            t = interleaved_medians(fns, repeat)
+            t = interleaved_medians(fns, repeat, block)
     else:
-        t = interleaved_medians(fns, repeat)
+        t = interleaved_medians(fns, repeat, block)
     peer = min((k for k in t if k != "ours"), key=t.get)
     row(name, t["ours"], peer, t[peer], note)
 
@@ -183,19 +194,39 @@ def bench_conv(device, repeat, n, c, hw, m, k, groups=1, stride=1):
             note=f"temporary {op.temporary_size / 2**20:.1f} MiB")
 
 
+def peer_blas():
+    """threadpoolctl's info on every BLAS loaded but ours (NumPy's), whose thread count the peers' rows run with. Ours
+    (DIRECTML_OPENBLAS, loaded once a CPU device exists) stays at one thread: the executor splits products itself."""
+    ours = os.environ.get("DIRECTML_OPENBLAS", "")
+    return [p for p in threadpool_info() if p["user_api"] == "blas" and
+            not (ours and os.path.exists(p["filepath"]) and os.path.samefile(p["filepath"], ours))]
+
+
+def limit_peer_blas(threads):
+    threadpool_limits(limits={p["filepath"]: threads for p in peer_blas()})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=None, help="our threads (dml.Device(threads=)); torch's too")
+    parser.add_argument("--threads", type=int, default=None, help="every side's threads: ours, torch's and NumPy's BLAS")
     parser.add_argument("--only", nargs="*", default=None, help="rows of these groups: gemm, elementwise, softmax, "
                         "batch_norm, instance_norm, max_pool, depthwise, conv")
     parser.add_argument("--cpu-time", action="store_true", help="time by process CPU time (meant for --threads 1)")
+    parser.add_argument("--block", type=int, default=1, help="calls of one side in a row, each block after a pause "
+                        "(above 1: peers' spinning threads leave the cores before our calls, and ours before theirs)")
     args = parser.parse_args()
     use_cpu_time(args.cpu_time)
+    global block
+    block = args.block
     device = dml.Device("cpu", threads=args.threads)
     if torch is not None and args.threads:
         torch.set_num_threads(args.threads)
-    print(f"device: {device.name}" + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
+    if args.threads:
+        limit_peer_blas(args.threads)
+    blas = [f"{os.path.basename(p['filepath'])} {p['num_threads']} threads" for p in peer_blas()]
+    print(f"device: {device.name}" + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else "") +
+          f"; peers' BLAS: {', '.join(blas) or 'none found'}")
     r = args.repeat
     groups = {
         "gemm": [lambda m=m, k=k, n=n: bench_gemm(device, r, m, k, n) for m, k, n in

@@ -1,7 +1,7 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
 convolution's bounded scratch memory, a pointwise one reading strided planes in place, strided ones split by
-phases of the stride, max pooling by bands of output rows, and weights packed at initialize that follow a
-re-initialize."""
+phases of the stride, max pooling by bands of output rows, weights packed at initialize that follow a
+re-initialize, and large blocks advised to use huge pages."""
 
 import numpy as np
 import pytest
@@ -214,3 +214,17 @@ def test_join_inputs_that_stay_apart_or_nest(case):
     got = op({"x": data})
     for r, w in zip(got, want):
         np.testing.assert_allclose(r, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [(4 << 20) // 4 - 1, (4 << 20) // 4, (16 << 20) // 4 + 3])
+def test_outputs_from_4_mib_on_asked_for_huge_pages_hold_every_value(n):
+    # From 4 MiB a block is advised to use huge pages (Linux); just below, at, and past it (not a whole page):
+    # every element written and read back, the last one included, on both threads.
+    g = dml.Graph(dml.Device("cpu", threads=2))
+    x, y = g.input([1, 1, 1, n], name="x"), g.input([1, 1, 1, n], name="y")
+    op = g.compile([dml.add(x, y, fused_activation=dml.FusedActivation.relu())])
+    rng = np.random.default_rng(n)
+    X, Y = rng.standard_normal((1, 1, 1, n), np.float32), rng.standard_normal((1, 1, 1, n), np.float32)
+    for _ in range(2):  # the second call's output may reuse the first's freed block
+        out, = op({"x": X, "y": Y})
+        np.testing.assert_array_equal(out, np.maximum(X + Y, 0))

@@ -20,6 +20,7 @@ uint64_t physical_memory_bytes();
 std::string cpu_model_name();
 
 // `bytes` (at least 1) aligned to `alignment`, a power of two; null when out of memory. Freed by aligned_free.
+// On Linux, blocks of 4 MiB or more are advised to use transparent huge pages (as NumPy does for its arrays).
 void* aligned_allocate(size_t alignment, size_t bytes);
 void aligned_free(void* p);
 
