@@ -35,8 +35,8 @@ constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large fo
 constexpr int kRunVectors = 4;    // 16-byte vectors of each stream one thread of a run team holds
 constexpr int kRunTeams[] = {32, 128, 256, 512};
 // The run team whose chunks a group too large for one team is cut into: the chunks' two passes re-read the group
-// anyway, and on the H200 teams of 128 (six blocks a multiprocessor) took group norm [1,128,1024,1024] from 693 to
-// 906 GB/s against teams of 512 (256: 884).
+// anyway, and on the H200 teams of 128 (more blocks a multiprocessor) took group norm [1,128,1024,1024] from 693 to
+// 906 GB/s against teams of 512 (256: 884; measured at six blocks of 128 a multiprocessor, 963 at eight).
 constexpr int kChunkRunTeam = 128;
 
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics, or a
@@ -162,10 +162,12 @@ struct Team {
 // Each group's `chunks` partials combined in a fixed order (deterministic) by a warp into totals[group] (Triple{}
 // is the empty partial): once per group, where each chunk combining them for itself cost more instructions than
 // the chunk's own elements.
+constexpr int kCombineWarps = 8;  // groups a block of combine_kernel takes, a warp each
+
 template <class Op>
-__global__ void __launch_bounds__(256) combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks,
-                                                      Triple* totals) {
-    const uint64_t group = uint64_t(blockIdx.x) * 8 + threadIdx.x / 32;
+__global__ void __launch_bounds__(32 * kCombineWarps)
+    combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks, Triple* totals) {
+    const uint64_t group = uint64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
     const unsigned lane = threadIdx.x % 32;
     if (group >= groups) return;
     auto merge = [](Triple p, Triple q) { return Op::combine(p, q); };
@@ -269,7 +271,8 @@ void for_each_pass(const Groups<Op::N>& g, Triple* ws, cudaStream_t stream, cons
     if (g.chunks == 1) return launch(Pass::Whole, ws);
     launch(Pass::Partials, ws);
     Triple* totals = ws + g.outer.count * g.chunks;
-    combine_kernel<Op><<<unsigned((g.outer.count + 7) / 8), 256, 0, stream>>>(ws, g.outer.count, g.chunks, totals);
+    const unsigned blocks = unsigned((g.outer.count + kCombineWarps - 1) / kCombineWarps);
+    combine_kernel<Op><<<blocks, 32 * kCombineWarps, 0, stream>>>(ws, g.outer.count, g.chunks, totals);
     check_launch(what);
     launch(Pass::Apply, totals);
 }
@@ -313,12 +316,12 @@ void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t 
 template <class Op>
 void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream,
                 const char* what) {
-    auto* partials = static_cast<Triple*>(ws);
+    auto* triples = static_cast<Triple*>(ws);  // the chunks' partials, then the groups' totals
     constexpr int vec = kVec<typename Op::Type>;
     if constexpr (Op::kWide)  // runs are planned for wide operators only; they move vectors
-        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, op, partials, stream, what);
-    if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.team, op, partials, sm_count, stream, what);
-    else launch_team<Op, 1>(p.scalar, p.scalar_team, op, partials, sm_count, stream, what);
+        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, op, triples, stream, what);
+    if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.team, op, triples, sm_count, stream, what);
+    else launch_team<Op, 1>(p.scalar, p.scalar_team, op, triples, sm_count, stream, what);
 }
 
 }  // namespace dml::cuda
