@@ -12,6 +12,7 @@ Run: python bench/bench_cpu.py [--repeat N] [--threads N] [--only NAME ...] [--c
 """
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
@@ -82,10 +83,7 @@ def compare(name, repeat, ours, numpy_fn=None, torch_fn=None, note=""):
         fns["torch-cpu"] = torch_fn
     if len(fns) == 1:
         return
-    if torch is not None:
-        with torch.no_grad():
-            t = interleaved_medians(fns, repeat, block)
-    else:
+    with torch.no_grad() if torch is not None else contextlib.nullcontext():
         t = interleaved_medians(fns, repeat, block)
     peer = min((k for k in t if k != "ours"), key=t.get)
     row(name, t["ours"], peer, t[peer], note)
