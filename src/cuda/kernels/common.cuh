@@ -182,6 +182,17 @@ inline unsigned blocks_for(uint64_t count, int sm_count) {
     return unsigned(std::max<uint64_t>(1, std::min(want, cap)));
 }
 
+// A grid-stride walk over `vectors` packed vectors, U a thread at a time while U are left, then one:
+// f.template operator()<K>(v, stride) takes vectors v + k * stride for k < K. Each thread's loads of K vectors are
+// in flight together: one 16-byte vector a thread per step left a unary map at about 80% of the copy bandwidth.
+template <int U, class F>
+__device__ __forceinline__ void grid_stride_vectors(uint64_t vectors, F&& f) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    uint64_t v = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; v + (U - 1) * stride < vectors; v += U * stride) f.template operator()<U>(v, stride);
+    for (; v < vectors; v += stride) f.template operator()<1>(v, stride);
+}
+
 template <int N, class F>
 __global__ void __launch_bounds__(kThreads) for_each_kernel(Indexer<N> ix, F f) {
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.count;

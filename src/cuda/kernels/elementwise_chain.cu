@@ -122,20 +122,17 @@ __device__ __forceinline__ void run_vectors(const ChainArgs<T>& a, uint64_t v, u
     }
 }
 
-// Vectors first, grid-stride, kChainVectors at a time while that many are left; then the count % W elements
-// left, one a thread.
+// Vectors first, kChainVectors a thread at a time while that many are left; then the count % W elements left, one
+// a thread.
 constexpr int kChainVectors = 2;
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     packed_chain_kernel(uint64_t count, const __grid_constant__ ChainArgs<T> a) {
     constexpr int W = int(16 / sizeof(T));
-    const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x, vectors = count / W;
-    uint64_t v = first;
-    for (; v + (kChainVectors - 1) * stride < vectors; v += kChainVectors * stride)
-        run_vectors<kChainVectors>(a, v, stride);
-    for (; v < vectors; v += stride) run_vectors<1>(a, v, stride);
+    const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x, vectors = count / W;
+    grid_stride_vectors<kChainVectors>(vectors,
+                                       [&]<int K>(uint64_t v, uint64_t stride) { run_vectors<K>(a, v, stride); });
     const uint64_t tail = vectors * W + first;
     if (first < W && tail < count) {
         float r[1];

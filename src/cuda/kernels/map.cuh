@@ -64,25 +64,39 @@ struct MapOp {
         store(y + off[0], compute_of<Out>(fn(load(static_cast<const In*>(x[I]) + off[I + 1])...)));
     }
 
-    // Elements i .. i + kWidth - 1 of packed operands, i a multiple of kWidth.
-    __device__ void apply_vector(uint64_t i) const { apply_vector(i, std::index_sequence_for<In...>{}); }
-    template <size_t... I>
-    __device__ void apply_vector(uint64_t i, std::index_sequence<I...>) const {
+    // Packed vectors v + k * stride (of kWidth elements) for k < K: every load first, then the outputs.
+    template <int K>
+    __device__ void apply_vectors(uint64_t v, uint64_t stride) const {
+        apply_vectors<K>(v, stride, std::index_sequence_for<In...>{});
+    }
+    template <int K, size_t... I>
+    __device__ void apply_vectors(uint64_t v, uint64_t stride, std::index_sequence<I...>) const {
         using V = Vector<Out, kWidth>;
-        const V in[N - 1] = {*reinterpret_cast<const V*>(static_cast<const In*>(x[I]) + i)...};
-        V out;
+        V in[K][N - 1];
 #pragma unroll
-        for (int j = 0; j < kWidth; ++j) out.v[j] = to_stored<Out>(compute_of<Out>(fn(load(&in[I].v[j])...)));
-        *reinterpret_cast<V*>(y + i) = out;
+        for (int k = 0; k < K; ++k)
+            ((in[k][I] = *reinterpret_cast<const V*>(static_cast<const In*>(x[I]) + (v + k * stride) * kWidth)), ...);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            V out;
+#pragma unroll
+            for (int j = 0; j < kWidth; ++j) out.v[j] = to_stored<Out>(compute_of<Out>(fn(load(&in[k][I].v[j])...)));
+            *reinterpret_cast<V*>(y + (v + k * stride) * kWidth) = out;
+        }
     }
 };
 
-// Vectors first, grid-stride; then the count % W elements left, one a thread.
+// Vectors first, kMapVectors a thread at a time while that many are left; then the count % W elements left, one a
+// thread.
+constexpr int kMapVectors = 2;
+
 template <class Op>
 __global__ void __launch_bounds__(kThreads) packed_map_kernel(uint64_t count, Op op) {
     constexpr int W = Op::kWidth;
     const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (uint64_t v = first; v < count / W; v += uint64_t(gridDim.x) * blockDim.x) op.apply_vector(v * W);
+    grid_stride_vectors<kMapVectors>(count / W, [&]<int K>(uint64_t v, uint64_t stride) {
+        op.template apply_vectors<K>(v, stride);
+    });
     const uint64_t tail = count / W * W + first;
     if (first < W && tail < count) {
         int64_t off[Op::N];
