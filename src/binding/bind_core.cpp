@@ -413,9 +413,16 @@ void bind_core(nb::module_& m) {
              "array itself (kept alive, not to be modified, read at compile), copy=None lends where it can.")
         .def("compile",
              [](const std::shared_ptr<Graph>& g, std::vector<Expression> outputs) {
-                 return PythonOperator{g, std::make_shared<CompiledOperator>(g, outputs)};
+                 auto op = std::make_shared<CompiledOperator>(g, outputs);
+                 {
+                     // Other Python threads run meanwhile (SDXL's pipeline builds its next graph): the lent
+                     // constants' arrays stay alive in g, which the caller holds, and build() reads nothing of g.
+                     nb::gil_scoped_release release;
+                     op->build();
+                 }
+                 return PythonOperator{g, std::move(op)};
              },
-             "outputs"_a, "Compiles the graph's outputs for its device.")
+             "outputs"_a, "Compiles the graph's outputs for its device; other Python threads run meanwhile.")
         .def_prop_ro("device", [](const Graph& g) { return g.device(); })
         .def("__repr__", [](const Graph& g) {
             return "Graph(" + g.device()->kind() + ", inputs=" + std::to_string(g.inputs().size()) +

@@ -66,6 +66,10 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         }
         compiled_.outputs.push_back(v);
     }
+}
+
+void CompiledOperator::build() {
+    if (plan_) throw std::logic_error("CompiledOperator::build: called twice");
     const auto executor_takes = [&](const Node& n) { return bool(device_->supports(n)); };
     // Epilogues first: a GEMM's or convolution's library applies them at no pass of its own, and a chain formed
     // first would take the activation or ADD that the producer could have absorbed. Chains then fuse what is left.

@@ -16,7 +16,12 @@ namespace dml {
 
 class CompiledOperator {
 public:
+    // Compiling takes two steps, so that a caller can let other threads run during the long second one. The
+    // constructor cuts out what `outputs` need, reading `graph`, which must not change meanwhile; build() rewrites
+    // the cut, builds the executor's plan and uploads the constants, reading nothing of `graph`. Nothing else may
+    // be called before build() has returned.
     CompiledOperator(const std::shared_ptr<Graph>& graph, const std::vector<Expression>& outputs);
+    void build();
 
     enum class Phase { Initialize, Dispatch };
     // The compiled input slot for graph input `graph_index`, checking it may be bound in `phase`.
