@@ -2,6 +2,7 @@
 through the sample's own loaders in both layouts (diffusers folder, single checkpoint file). diffusers' outputs
 for the same weights are in tests/data/sdxl_reference.npz (tests/sdxl_reference.py wrote them)."""
 
+import gc
 import json
 import re
 import subprocess
@@ -190,34 +191,75 @@ def test_single_file_configuration_matches_folder(model_files):
             assert a.config[key] == b.config[key], (name, key)
 
 
+def mapped(path) -> bool:
+    return str(path) in Path("/proc/self/maps").read_text()
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
-def test_weight_files_unmapped_after_reading(tmp_path, vocabulary, device):
-    """Each read maps the file and unmaps it again: the graphs hold their own copies of the weights, and the pages
-    read would otherwise stay resident beside them (a full SDXL's 7 GB). The arrays read outlive the mapping."""
+def test_weight_files_unmapped_with_the_pipeline(tmp_path, vocabulary, device):
+    """The graphs lend the mapped weights as constants (no copy in the process's memory): the files stay mapped
+    while the pipeline may need them, and not after it is gone."""
     folder = tiny.write_folder(tmp_path / "model")
     model = load(folder)
-    weight = model.unet.weights["conv_in.weight"]
-    assert str(folder) not in Path("/proc/self/maps").read_text()
-    Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH)
-    assert str(folder) not in Path("/proc/self/maps").read_text()
-    np.testing.assert_array_equal(weight, tiny.weight("unet.conv_in.weight", weight.shape))
+    assert not mapped(folder)
+    pipeline = Pipeline(model, device, tiny.HEIGHT, tiny.WIDTH)
+    context, added = pipeline.encode(PROMPT, NEGATIVE)
+    assert np.isfinite(context).all()
+    del pipeline
+    gc.collect()
+    assert not mapped(folder)
 
 
-def test_weight_files_held_open_within_a_block(tmp_path):
-    """Inside held() a file is mapped once, at its first read, and unmapped when the block ends; `in` reads nothing."""
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+def test_weight_reads_are_views_of_the_mapped_file(tmp_path):
+    """A read is a read-only view of the file's memory map: the bytes the file holds, copied nowhere. Inside held()
+    the file is opened and mapped once, at its first read (`in` reads nothing); it stays mapped while an array read
+    from it is alive, and no longer."""
     folder = tiny.write_folder(tmp_path / "model")
     weights = load(folder).unet.weights
     with weights.held():
         assert "conv_in.weight" in weights and "no.such.weight" not in weights
-        assert str(folder) not in Path("/proc/self/maps").read_text()
+        assert not mapped(folder)
         first = weights["conv_in.weight"]
-        assert str(folder) in Path("/proc/self/maps").read_text()
-        with weights.held():  # nested: the outer block still holds the file after this one
-            np.testing.assert_array_equal(weights["conv_in.weight"], first)
-        assert str(folder) in Path("/proc/self/maps").read_text()
+        assert mapped(folder)
+        with weights.held():  # nested: the outer block's file serves the inner block's reads
+            again = weights["conv_in.weight"]
+            assert np.shares_memory(again, first)
         assert weights.shape("conv_in.weight") == first.shape
-    assert str(folder) not in Path("/proc/self/maps").read_text()
     np.testing.assert_array_equal(first, tiny.weight("unet.conv_in.weight", first.shape))
+    assert not first.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first[...] = 0
+    assert mapped(folder)  # `first` and `again` view the map
+    del first, again
+    assert not mapped(folder)
+    alone = weights["conv_in.weight"]  # outside held(): a map of its own, alive with the array
+    assert mapped(folder)
+    del alone
+    assert not mapped(folder)
+
+
+def test_weights_every_dtype_and_odd_offsets(tmp_path):
+    """Tensors of every type NumPy holds, in any order and of odd sizes (so that later tensors start at offsets
+    that are not multiples of their element size), read back exactly; bfloat16, which NumPy lacks, is refused by
+    name."""
+    from safetensors.numpy import save_file
+    from weights import SAFETENSORS_DTYPES, SafetensorsFile
+    rng = np.random.default_rng(0)
+    arrays = {f"t{i}.{np.dtype(t).name}": (rng.standard_normal((3, i + 1)) * 10).astype(t)
+              for i, t in enumerate(SAFETENSORS_DTYPES.values())}
+    arrays["empty"] = np.zeros((0, 4), np.float16)
+    save_file(arrays, str(tmp_path / "all.safetensors"))
+    file = SafetensorsFile(tmp_path / "all.safetensors")
+    for name, want in arrays.items():
+        got = file.tensor(name)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file as save_torch
+    save_torch({"w": torch.ones(2, 2, dtype=torch.bfloat16)}, str(tmp_path / "bf16.safetensors"))
+    with pytest.raises(ValueError, match="'w' is BF16"):
+        SafetensorsFile(tmp_path / "bf16.safetensors")
 
 
 def test_size_must_fit_the_vae(model_files, device):

@@ -11,13 +11,16 @@
   diffusers' StableDiffusionXLImg2ImgPipeline: the latents are the posterior's sample (mean + std * noise) times
   scaling_factor, plus noise at the first kept step's sigma; strength keeps the last int(steps * strength) steps.
 
-The weights live in the graphs as constants, uploaded to the device once when the graph is built.
+The weights live in the graphs as constants, uploaded to the device once when the graph compiles. Each graph is
+built (Python, reading the weights) while the one before it compiles on a worker thread (compile lets go of the
+GIL), one compile at a time: their measurements of kernels would otherwise share the device.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -85,26 +88,35 @@ class Pipeline:
         if height % factor or width % factor:
             raise ValueError(f"the image size must be a multiple of {factor}, got {width}x{height}")
         self.latent_shape = [1, LATENT_CHANNELS, height // factor, width // factor]
-        self.times: dict[str, float] = {}
-        self.text = self._timed("compile text encoders", self._build_text)
-        self.step = self._timed("compile unet", self._build_step)
         # float16 unless on DirectML: there an overflowing float16 decoder can give a finite wrong image (lavapipe and
         # the H200, 2026-12-02) rather than the NaNs that start the float32 fallback (_run_vae).
         self.vae_dtype = vae_dtype or ("float32" if device.kind == "directml" else "float16")
-        self.vae = self._timed("compile vae", lambda: self.build_vae(self.vae_dtype))
-        self.vae_encoder = (self._timed("compile vae encoder", lambda: self.build_vae_encoder(self.vae_dtype))
-                            if vae_encoder else None)  # else built on first use
+        # "build X" and "compile X" overlap: the sum of the times is more than the setup's wall time. The small
+        # graphs first, so that their compiles run while the UNet's graph is built.
+        self.times: dict[str, float] = {}
+        graphs = dict(vae=lambda: self._vae_graph(self.vae_dtype))
+        if vae_encoder:
+            graphs["vae_encoder"] = lambda: self._vae_encoder_graph(self.vae_dtype)
+        graphs.update(text_encoders=self._text_graph, unet=self._step_graph)
+        compiles = {}
+        with ThreadPoolExecutor(max_workers=1) as compiler:
+            for name, build in graphs.items():
+                label = name.replace("_", " ")
+                graph, outputs = self._timed("build " + label, build)
+                compiles[name] = compiler.submit(self._timed, "compile " + label, graph.compile, outputs)
+        self.vae, self.text, self.step = (compiles[n].result() for n in ("vae", "text_encoders", "unet"))
+        self.vae_encoder = compiles["vae_encoder"].result() if vae_encoder else None  # else built on first use
         self._unet_call = None
 
-    def _timed(self, name, build):
+    def _timed(self, name, work, *args):
         start = time.perf_counter()
-        result = build()
+        result = work(*args)
         self.times[name] = time.perf_counter() - start
         return result
 
-    # --- the graphs ---------------------------------------------------------------------------------------------
+    # --- the graphs: each builder returns (graph, outputs) ------------------------------------------------------
 
-    def _build_text(self) -> dml.CompiledOperator:
+    def _text_graph(self):
         g = dml.Graph(self.device)
         first, second = self.model.text_encoder, self.model.text_encoder_2
         ids = [g.input([1, 1, 1, 2 * 77], "int32", name=n) for n in ("ids", "ids_2")]
@@ -112,7 +124,7 @@ class Pipeline:
         with self.model.held():
             states, _ = clip.build(Layers(g, first.weights, self.text_dtype), first.config, ids[0], None)
             states_2, pooled = clip.build(Layers(g, second.weights, self.text_dtype), second.config, ids[1], eos)
-        return g.compile([dml.join([states, states_2], axis=3), pooled])
+        return g, [dml.join([states, states_2], axis=3), pooled]
 
     def _unet_inputs(self, g: dml.Graph, batch: int):
         weights = self.model.unet.weights
@@ -122,7 +134,7 @@ class Pipeline:
                 g.input([1, 1, batch, weights.shape("add_embedding.linear_1.weight")[1]], self.unet_dtype,
                         name="added"))
 
-    def _build_step(self) -> dml.CompiledOperator:
+    def _step_graph(self):
         g = dml.Graph(self.device)
         latents = g.input(self.latent_shape, name="latents")
         scale_in, step, guidance = (g.input([1, 1, 1, 1], name=n) for n in ("scale_in", "step", "guidance"))
@@ -136,18 +148,18 @@ class Pipeline:
             prediction = unet.build(Layers(g, self.model.unet.weights, self.unet_dtype), self.model.unet.config,
                                     dml.join([sample, sample], axis=0), time_features, context, added)
         uncond, cond = dml.split(dml.cast(prediction, dtype="float32"), axis=0, output_axis_sizes=[1, 1])
-        return g.compile([latents + full(step) * (uncond + full(guidance) * (cond - uncond))])
+        return g, [latents + full(step) * (uncond + full(guidance) * (cond - uncond))]
 
-    def build_vae(self, dtype: str) -> dml.CompiledOperator:
+    def _vae_graph(self, dtype: str):
         g = dml.Graph(self.device)
         latents = g.input(self.latent_shape, name="latents")
         x = latents if dtype == "float32" else dml.cast(latents, dtype=dtype)
         with self.model.held():
             image = vae.build(Layers(g, self.model.vae.weights, dtype), self.model.vae.config, x,
                               activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return g.compile([image if dtype == "float32" else dml.cast(image, dtype="float32")])
+        return g, [image if dtype == "float32" else dml.cast(image, dtype="float32")]
 
-    def build_vae_encoder(self, dtype: str) -> dml.CompiledOperator:
+    def _vae_encoder_graph(self, dtype: str):
         g = dml.Graph(self.device)
         image = g.input([1, 3, self.height, self.width], name="image")  # in [0, 1]
         x = image * 2.0 - 1.0
@@ -155,7 +167,15 @@ class Pipeline:
             moments = vae.encode(Layers(g, self.model.vae.weights, dtype), self.model.vae.config,
                                  x if dtype == "float32" else dml.cast(x, dtype=dtype),
                                  activation_scale=1.0 if dtype == "float32" else VAE_FLOAT16_SCALE)
-        return g.compile([moments if dtype == "float32" else dml.cast(moments, dtype="float32")])
+        return g, [moments if dtype == "float32" else dml.cast(moments, dtype="float32")]
+
+    def build_vae(self, dtype: str) -> dml.CompiledOperator:
+        graph, outputs = self._vae_graph(dtype)
+        return graph.compile(outputs)
+
+    def build_vae_encoder(self, dtype: str) -> dml.CompiledOperator:
+        graph, outputs = self._vae_encoder_graph(dtype)
+        return graph.compile(outputs)
 
     def unet_call(self, sample: np.ndarray, timestep: float, context: np.ndarray, added: np.ndarray) -> np.ndarray:
         """One plain UNet evaluation (no guidance) for a batch of two: the prediction for `sample` [2, C, h, w]

@@ -1,4 +1,5 @@
-"""SDXL's weights as users have them, read memory-mapped with `safetensors`, under diffusers' names.
+"""SDXL's weights as users have them, opened and checked by `safetensors` and read memory-mapped, under diffusers'
+names.
 
 Two layouts:
 - a diffusers folder: model_index.json, unet/, vae/, text_encoder/, text_encoder_2/ (each a config.json and
@@ -13,12 +14,15 @@ Two layouts:
 from __future__ import annotations
 
 import json
+import math
+import mmap
 import re
 from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from safetensors import safe_open
 
 from tokenizer import ClipTokenizer
@@ -30,44 +34,39 @@ HEAD_SIZE = 64  # SDXL's attention heads are 64 wide in the UNet and both text e
 
 
 class Tensors(Mapping):
-    """name -> NumPy array, read on access from memory-mapped safetensors files. `names` maps each name to
-    (file path, name in the file, a function applied to the array or None). A read maps the file and unmaps it
-    again, unless it happens inside `held()`: the pages read would otherwise stay in the process's resident memory
-    beside the graphs' copies of the weights (a full SDXL's 7 GB)."""
+    """name -> NumPy array, read on access from safetensors files. `names` maps each name to (file path, name in
+    the file, a function applied to the array or None). An array without a function is a read-only view of the
+    file's memory map (SafetensorsFile): a read copies nothing, and the file stays mapped while such an array is
+    alive (the graphs lend them as constants: clean file pages, which the kernel can drop and read again, rather
+    than a second copy of a full SDXL's 7 GB in the process's own memory)."""
 
     def __init__(self, names: dict):
         self.names = names
-        self._handles: dict | None = None  # path -> open file, inside held()
+        self._files: dict | None = None  # path -> SafetensorsFile, inside held()
 
     @contextmanager
     def held(self):
-        """Keeps each file mapped from its first read to the end of the block: a network's build reads thousands
-        of tensors, and each opening parses the file's whole header (SDXL's UNet: 10 s of 2 ms openings)."""
-        if self._handles is not None:  # an enclosing block holds them already
+        """Keeps each file open from its first read to the end of the block: a network's build reads thousands of
+        tensors, and each opening parses the file's whole header (SDXL's UNet: 10 s of 2 ms openings)."""
+        if self._files is not None:  # an enclosing block holds them already
             yield self
             return
-        self._handles = {}
+        self._files = {}
         try:
             yield self
         finally:
-            handles, self._handles = self._handles, None
-            for handle in handles.values():
-                handle.__exit__(None, None, None)
+            self._files = None
 
-    @contextmanager
-    def _file(self, path: Path):
-        if self._handles is None:
-            with _open(path) as handle:
-                yield handle
-        else:
-            if path not in self._handles:
-                self._handles[path] = _open(path).__enter__()
-            yield self._handles[path]
+    def _file(self, path: Path) -> SafetensorsFile:
+        if self._files is None:
+            return SafetensorsFile(path)
+        if path not in self._files:
+            self._files[path] = SafetensorsFile(path)
+        return self._files[path]
 
     def __getitem__(self, name):
         path, stored, transform = self.names[name]
-        with self._file(path) as handle:
-            array = handle.get_tensor(stored)
+        array = self._file(path).tensor(stored)
         return array if transform is None else transform(array)
 
     def __contains__(self, name):  # Mapping's own would read the tensor
@@ -82,9 +81,52 @@ class Tensors(Mapping):
     def shape(self, name) -> tuple:
         path, stored, transform = self.names[name]
         if transform is None:
-            with self._file(path) as handle:
-                return tuple(handle.get_slice(stored).get_shape())
+            return self._file(path).layout[stored][2]
         return self[name].shape
+
+
+# safetensors' type names -> NumPy's (NumPy has no bfloat16: such a file is refused by name).
+SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+                      "I16": np.int16, "I8": np.int8, "U64": np.uint64, "U32": np.uint32, "U16": np.uint16,
+                      "U8": np.uint8, "BOOL": np.bool_}
+
+
+class SafetensorsFile:
+    """One .safetensors file. The `safetensors` library opens it and checks it: the header, every tensor's type and
+    shape, and that the tensors fill the data block after the header in the order of their offsets, without holes.
+    So each tensor's bytes lie at the end of the file, at the sum of the sizes before it: its array is a view of a
+    read-only memory map of the file. (The library's own NumPy reads copy every tensor into new memory, whose first
+    touch cost SDXL's UNet about 2 s on the H200's host.)"""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.layout = {}  # name -> (offset in the data block, dtype, shape)
+        offset = 0
+        with safe_open(str(path), framework="np") as handle:
+            for name in handle.offset_keys():
+                view = handle.get_slice(name)
+                kind, shape = view.get_dtype(), tuple(view.get_shape())
+                if kind not in SAFETENSORS_DTYPES:
+                    raise ValueError(f"{path}: tensor {name!r} is {kind}, which NumPy cannot hold (supported: "
+                                     f"{', '.join(SAFETENSORS_DTYPES)})")
+                dtype = np.dtype(SAFETENSORS_DTYPES[kind])
+                self.layout[name] = (offset, dtype, shape)
+                offset += dtype.itemsize * math.prod(shape)
+        with open(path, "rb") as f:
+            self.bytes = np.frombuffer(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), np.uint8)
+        self.data_start = len(self.bytes) - offset
+        header = 8 + int.from_bytes(self.bytes[:8].tobytes(), "little")  # the header's length, then the header
+        if self.data_start != header:
+            raise ValueError(f"{path}: its tensors do not fill the data after its header ({offset} bytes of tensors, "
+                             f"{len(self.bytes) - header} of data)")
+
+    def keys(self):
+        return self.layout.keys()
+
+    def tensor(self, name) -> np.ndarray:
+        offset, dtype, shape = self.layout[name]
+        start = self.data_start + offset
+        return self.bytes[start:start + dtype.itemsize * math.prod(shape)].view(dtype).reshape(shape)
 
 
 @dataclass
@@ -114,10 +156,6 @@ class Model:
             yield self
 
 
-def _open(path: Path):
-    return safe_open(str(path), framework="np")
-
-
 def _files(folder: Path) -> list[Path]:
     """The safetensors file(s) of a component folder: the fp16 variant if there is one; shards by their index."""
     for variant in (".fp16", ""):
@@ -135,8 +173,7 @@ def _files(folder: Path) -> list[Path]:
 def _tensors(files: list[Path], rename=lambda name: name) -> Tensors:
     names = {}
     for path in files:
-        handle = _open(path)
-        for key in handle.keys():
+        for key in SafetensorsFile(path).keys():
             if (new := rename(key)) is not None:
                 names[new] = (path, key, None)
     return Tensors(names)
@@ -290,7 +327,7 @@ def _unet_config(weights: Tensors) -> dict:
 
 
 def load_single_file(path: Path) -> Model:
-    keys = list(_open(path).keys())
+    keys = list(SafetensorsFile(path).keys())
     unet_keys = [k[len(UNET_PREFIX):] for k in keys if k.startswith(UNET_PREFIX)]
     # Down block b is input_blocks (per_block + 1) b + 1 ...: per_block ResNet blocks (each with its attention,
     # if any), then its downsampler (input_blocks.i.0.op). The first downsampler's index gives per_block.
