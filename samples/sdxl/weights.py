@@ -85,10 +85,10 @@ class Tensors(Mapping):
         return self[name].shape
 
 
-# safetensors' type names -> NumPy's (NumPy has no bfloat16: such a file is refused by name).
-SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-                      "I16": np.int16, "I8": np.int8, "U64": np.uint64, "U32": np.uint32, "U16": np.uint16,
-                      "U8": np.uint8, "BOOL": np.bool_}
+# safetensors' type names -> NumPy's, little-endian as the format stores them (NumPy has no bfloat16: such a file is
+# refused by name).
+SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
+                      "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
 
 
 class SafetensorsFile:
