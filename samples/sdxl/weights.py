@@ -99,7 +99,6 @@ class SafetensorsFile:
     touch cost SDXL's UNet about 2 s on the H200's host.)"""
 
     def __init__(self, path: Path):
-        self.path = path
         self.layout = {}  # name -> (offset in the data block, dtype, shape)
         offset = 0
         with safe_open(str(path), framework="np") as handle:
@@ -119,9 +118,6 @@ class SafetensorsFile:
         if self.data_start != header:
             raise ValueError(f"{path}: its tensors do not fill the data after its header ({offset} bytes of tensors, "
                              f"{len(self.bytes) - header} of data)")
-
-    def keys(self):
-        return self.layout.keys()
 
     def tensor(self, name) -> np.ndarray:
         offset, dtype, shape = self.layout[name]
@@ -170,10 +166,16 @@ def _files(folder: Path) -> list[Path]:
     raise FileNotFoundError(f"no *.safetensors weights in {folder}")
 
 
+def _keys(path: Path) -> list[str]:
+    """The tensor names in a file, from its header alone (nothing mapped, no layout computed)."""
+    with safe_open(str(path), framework="np") as handle:
+        return list(handle.keys())
+
+
 def _tensors(files: list[Path], rename=lambda name: name) -> Tensors:
     names = {}
     for path in files:
-        for key in SafetensorsFile(path).keys():
+        for key in _keys(path):
             if (new := rename(key)) is not None:
                 names[new] = (path, key, None)
     return Tensors(names)
@@ -327,7 +329,7 @@ def _unet_config(weights: Tensors) -> dict:
 
 
 def load_single_file(path: Path) -> Model:
-    keys = list(SafetensorsFile(path).keys())
+    keys = _keys(path)
     unet_keys = [k[len(UNET_PREFIX):] for k in keys if k.startswith(UNET_PREFIX)]
     # Down block b is input_blocks (per_block + 1) b + 1 ...: per_block ResNet blocks (each with its attention,
     # if any), then its downsampler (input_blocks.i.0.op). The first downsampler's index gives per_block.
