@@ -122,8 +122,7 @@ __device__ __forceinline__ void run_vectors(const ChainArgs<T>& a, uint64_t v, u
     }
 }
 
-// Vectors first, kChainVectors a thread at a time while that many are left; then the count % W elements left, one
-// a thread.
+// Vectors first, in tiles of kChainVectors a thread; then the count % W elements left, one a thread (of block 0).
 constexpr int kChainVectors = 2;
 
 template <class T>
@@ -131,8 +130,7 @@ __global__ void __launch_bounds__(kThreads)
     packed_chain_kernel(uint64_t count, const __grid_constant__ ChainArgs<T> a) {
     constexpr int W = int(16 / sizeof(T));
     const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x, vectors = count / W;
-    grid_stride_vectors<kChainVectors>(vectors,
-                                       [&]<int K>(uint64_t v, uint64_t stride) { run_vectors<K>(a, v, stride); });
+    tiled_vectors<kChainVectors>(vectors, [&]<int K>(uint64_t v, uint64_t stride) { run_vectors<K>(a, v, stride); });
     const uint64_t tail = vectors * W + first;
     if (first < W && tail < count) {
         float r[1];
@@ -186,8 +184,8 @@ public:
             }
             if (packed_ && aligned) {
                 constexpr uint64_t W = 16 / sizeof(T);
-                packed_chain_kernel<T><<<blocks_for((ix_.count + W - 1) / W, sm_count_), kThreads, 0, l.stream>>>(
-                    ix_.count, a);
+                packed_chain_kernel<T><<<tile_blocks<kChainVectors>(ix_.count / W), kThreads, 0, l.stream>>>(ix_.count,
+                                                                                                      a);
             } else {
                 strided_chain_kernel<T><<<blocks_for(ix_.count, sm_count_), kThreads, 0, l.stream>>>(ix_, a);
             }

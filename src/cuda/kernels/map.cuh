@@ -86,15 +86,14 @@ struct MapOp {
     }
 };
 
-// Vectors first, kMapVectors a thread at a time while that many are left; then the count % W elements left, one a
-// thread.
+// Vectors first, in tiles of kMapVectors a thread; then the count % W elements left, one a thread (of block 0).
 constexpr int kMapVectors = 2;
 
 template <class Op>
 __global__ void __launch_bounds__(kThreads) packed_map_kernel(uint64_t count, Op op) {
     constexpr int W = Op::kWidth;
     const uint64_t first = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    grid_stride_vectors<kMapVectors>(count / W, [&]<int K>(uint64_t v, uint64_t stride) {
+    tiled_vectors<kMapVectors>(count / W, [&]<int K>(uint64_t v, uint64_t stride) {
         op.template apply_vectors<K>(v, stride);
     });
     const uint64_t tail = count / W * W + first;
@@ -133,8 +132,8 @@ void map_elements(const MapKernel<N>& k, const LaunchArgs& a, const Fn& fn, cons
                 Packed packed{op.y, {}, fixed};
                 std::copy(std::begin(op.x), std::end(op.x), packed.x);
                 const uint64_t count = k.ix.count;
-                packed_map_kernel<Packed><<<blocks_for((count + Op::kWidth - 1) / Op::kWidth, k.sm_count), kThreads,
-                                            0, a.stream>>>(count, packed);
+                packed_map_kernel<Packed><<<tile_blocks<kMapVectors>(count / Op::kWidth), kThreads, 0, a.stream>>>(
+                    count, packed);
             });
             return check_launch(what);
         }
