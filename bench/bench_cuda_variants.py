@@ -1,0 +1,50 @@
+"""Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so (an NVIDIA GPU; bench/README.md, run K)."""
+import ctypes, sys, torch, torch.nn.functional as F
+lib = ctypes.CDLL(sys.argv[1])
+P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
+lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
+lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
+st = torch.cuda.current_stream().cuda_stream
+def t(fn, reps=20):
+    fn(); torch.cuda.synchronize()
+    res = []
+    for _ in range(7):
+        a, b = torch.cuda.Event(True), torch.cuda.Event(True)
+        a.record()
+        for _ in range(reps): fn()
+        b.record(); torch.cuda.synchronize()
+        res.append(a.elapsed_time(b) / reps / 1e3)
+    return sorted(res)[3]
+x = torch.empty(64 << 20, dtype=torch.float16, device="cuda"); y = torch.empty_like(x)
+print(f"copy 128MiB->128MiB: {2 * x.nbytes / t(lambda: y.copy_(x)) / 1e9:.0f} GB/s")
+for R, C, cfgs in [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192, [(256,4),(512,2),(128,8),(1024,1)]),
+                   (2048, 1280, [(32, 5)])]:
+    x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    y = torch.empty_like(x)
+    gb = 2 * x.nbytes / 1e9
+    ref = F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5)
+    tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
+    print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
+    for T, K in cfgs:
+        for mode in (0, 1):
+            for minb in (1, 2, 4, 8, 12, 16):
+                args = (T, K, mode, minb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), R, C, 1e-5, st)
+                if lib.ln(*args) != 0: continue
+                torch.cuda.synchronize()
+                err = (y.float() - ref).abs().max().item()
+                tm = t(lambda: lib.ln(*args))
+                print(f"  T{T} K{K} mode{mode} minb{minb}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x  err {err:.3g}")
+n = 64 << 20
+a = torch.randn(n, dtype=torch.float16, device="cuda"); b2 = torch.randn_like(a); y = torch.empty_like(a)
+for op, name, gb, fn in [(0, "add", 3 * a.nbytes / 1e9, lambda: torch.add(a, b2, out=y)),
+                         (1, "swish", 2 * a.nbytes / 1e9, lambda: F.silu(a, inplace=False))]:
+    tt = t(fn)
+    print(f"{name} [64M] torch {gb / tt:.0f} GB/s")
+    for scheme, u, T, bps in [(0,2,256,8),(0,4,256,8),(0,2,256,16),(0,1,256,8),(0,2,512,4),(1,1,128,0),(1,2,128,0),
+                              (1,4,128,0),(1,2,256,0),(1,4,256,0),(1,8,128,0)]:
+        args = (op, scheme, u, T, bps, a.data_ptr(), b2.data_ptr(), y.data_ptr(), n // 8, st)
+        if lib.ew(*args) != 0: print("missing", args[:5]); continue
+        tm = t(lambda: lib.ew(*args))
+        print(f"  scheme{scheme} U{u} T{T} bps{bps}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x")
