@@ -336,8 +336,12 @@ std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, 
     const uint64_t total = desc.total_tensor_size_in_bytes();
     // Borrowed memory is read in place by the kernels: it must be packed and aligned like memory of its own.
     const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % element_size(desc.data_type) == 0;
-    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned)
+    // The copies run without the GIL: they wait for the device's stream, which another thread's dispatch may hold
+    // for its whole run. The array stays alive: `value` holds it.
+    if (allow_borrow && exact_type(src) == desc.data_type && is_c_contiguous(array) && aligned) {
+        nb::gil_scoped_release release;
         return device.stage(array.data(), desc.element_count() * element_size(desc.data_type));
+    }
     // Device memory first: a size the device cannot hold is OutOfDeviceMemory before any host memory is taken.
     // Host memory (the CPU executor's) is written in place; another device's goes through a host staging copy.
     auto memory = device.allocate(total);
@@ -345,7 +349,10 @@ std::shared_ptr<Memory> array_to_memory(Device& device, const HostValue& value, 
     std::unique_ptr<std::byte[]> staging = host_memory ? nullptr : host_bytes(total, who);
     std::byte* target = host_memory ? static_cast<std::byte*>(memory->data) : staging.get();
     convert_into(array, src, desc, target);
-    if (!host_memory) device.upload(*memory, staging.get(), total);
+    if (!host_memory) {
+        nb::gil_scoped_release release;
+        device.upload(*memory, staging.get(), total);
+    }
     return memory;
 }
 
