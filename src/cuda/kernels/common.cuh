@@ -187,7 +187,7 @@ inline unsigned blocks_for(uint64_t count, int sm_count) {
 // past 2^31 blocks): f.template operator()<K>(v, stride) takes vectors v + k * stride for k < K, a thread's U
 // vectors of a tile blockDim.x apart, their loads in flight together. On the H200 a block per tile ran add and
 // swish at 0.99x and 1.06x torch's bandwidth where a grid-stride loop over as many blocks as the device holds at
-// once ran 0.85x and 0.87x (kernels of .lead/mb.cu, fp16 [64M], 2026-12-03); one vector a thread per step left a
+// once ran 0.85x and 0.87x (bench/cuda_variants.cu, fp16 [64M], 2026-12-03); one vector a thread per step left a
 // unary map at about 80% of the copy bandwidth.
 template <int U, class F>
 __device__ __forceinline__ void tiled_vectors(uint64_t vectors, F&& f) {
