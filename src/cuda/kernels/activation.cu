@@ -170,10 +170,13 @@ struct SoftmaxOp {
     }
 
     template <int VEC>
-    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const Vector<T, VEC> (&v)[1], Coef c) const {
-        Vector<T, VEC> out;
+    __device__ void output(const int64_t (&)[N], Vector<T, VEC> (&v)[1], Coef c) const {
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) out.v[j] = to_stored<T>(log ? v[0][j] - c.lse : expf(v[0][j] - c.max) / c.sum);
+        for (int j = 0; j < VEC; ++j)
+            v[0].v[j] = to_stored<T>(log ? v[0][j] - c.lse : expf(v[0][j] - c.max) / c.sum);
+    }
+    template <int VEC>
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
         store_vector(y + at[Y], out);
     }
 };

@@ -123,11 +123,17 @@ struct Indexer {
     int64_t strides[N][kMaxDimensions] = {};
 
     __device__ __forceinline__ void offsets(uint64_t i, int64_t (&off)[N]) const {
+        // 32-bit division where the count allows: 64-bit division is many instructions.
+        if (count <= UINT32_MAX) return offsets32(uint32_t(i), off);
 #pragma unroll
         for (int k = 0; k < N; ++k) off[k] = 0;
-        // 32-bit division where the count allows: 64-bit division is many instructions.
-        if (count <= UINT32_MAX) add_offsets(uint32_t(i), off);
-        else add_offsets(i, off);
+        add_offsets(i, off);
+    }
+    // offsets(i) where the host made sure that count <= UINT32_MAX: only the 32-bit division is compiled.
+    __device__ __forceinline__ void offsets32(uint32_t i, int64_t (&off)[N]) const {
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] = 0;
+        add_offsets(i, off);
     }
 
     // Adds the offsets of element r, dividing in the width of U.

@@ -5,12 +5,14 @@
 // group's total; then each chunk reads its group's total and writes, walking the chunks backwards so that it starts
 // on those the cache may still hold from the first launch.
 // Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
-// An operator supplies an Op (gather, reduce, combine, finish, emit: see held_group_item). A thread holds its
-// elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
+// An operator supplies an Op (gather, reduce, combine, finish, output, store_output: see held_group_item). A thread
+// holds its elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include "group.cuh"
 
@@ -32,12 +34,21 @@ bool strides_multiple(const Indexer<N>& ix, int k, int vec, int skip = 0) {
 
 constexpr int kHeld = 16;         // elements of each stream one thread holds in registers
 constexpr int kChunkTeam = 256;   // the team of a chunk of a group too large for one team
-constexpr int kRunVectors = 4;    // 16-byte vectors of each stream one thread of a run team holds
-constexpr int kRunTeams[] = {32, 128, 256, 512};
-// The run team whose chunks a group too large for one team is cut into: the chunks' two passes re-read the group
+// The shapes of the run kernels' blocks, narrowest first: a run takes the first that holds it. Two 16-byte vectors
+// of each stream a thread up to 256 threads, then four: a standalone layer norm on the H200 ran [16384,4096] fastest
+// at 256 threads x 2 vectors a row (1.15x torch; 128 x 4: 1.08x) and [16384,8192] at 256 x 4 (bench/README.md,
+// run K). Four vectors fit the 64 registers a thread has where a multiprocessor holds 1024 threads (ptxas -v,
+// sm_90), now that an output vector's operands are one load.
+struct RunShape {
+    int team, vectors;
+    constexpr uint64_t holds(int vec) const { return uint64_t(team) * vectors * vec; }  // elements
+};
+constexpr RunShape kRunShapes[] = {{32, 2}, {128, 2}, {256, 2}, {256, 4}, {512, 4}, {1024, 4}};
+// The run shape whose chunks a group too large for one team is cut into: the chunks' two passes re-read the group
 // anyway, and on the H200 teams of 128 (more blocks a multiprocessor) took group norm [1,128,1024,1024] from 693 to
-// 906 GB/s against teams of 512 (256: 884; measured at six blocks of 128 a multiprocessor, 963 at eight).
-constexpr int kChunkRunTeam = 128;
+// 906 GB/s against teams of 512 (256: 884; measured at six blocks of 128 a multiprocessor, 963 at eight, each
+// thread holding four vectors then).
+constexpr int kChunkShape = 1;
 
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics, or a
 // group's total.
@@ -72,7 +83,7 @@ struct GroupPlan {
     int team, scalar_team;
     bool vectors;  // the streams' layout allows vectors
     // Every work item lies in one run of the innermost dimension of its group, where each operand steps by `last`,
-    // and a run team (kRunTeams) holds it in vectors: a block per item, its team's size fixed at compile time, an
+    // and a run shape (kRunShapes) holds it in vectors: a block per item, its team's size fixed at compile time, an
     // element's offsets one multiply-add from the item's first. Either the group is one run that a team holds (layer
     // norm, softmax over the last axis, instance norm), or a group too large for one team is cut into chunks that
     // divide its runs (group norm: a run is a channel's image). Each thread holds more elements than in the general
@@ -86,14 +97,16 @@ struct GroupPlan {
 };
 
 // Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
-// the operands read or written element by element in full. The narrowest team holding a whole group takes it
-// (teams of 32 to 1024 threads where `wide` and the streams move in vectors, else 32 or 256: scalar teams of 1024
-// would spill); larger groups are cut into chunks: the fewest equal ones per run that a team of kChunkRunTeam holds
-// where the runs allow (at least a warp's worth each), else chunks of kChunkTeam * kHeld elements.
+// the operands read or written element by element in full; `operands` those an output vector reads besides, which
+// the vector kernels take where each runs in vectors too or is constant along them (per-channel scale and bias).
+// The narrowest team holding a whole group takes it (teams of 32 to 1024 threads where `wide` and the streams move
+// in vectors, else 32 or 256: scalar teams of 1024 would spill); larger groups are cut into chunks: the fewest equal
+// ones per run that kRunShapes[kChunkShape] holds where the runs allow (at least kRunShapes[0]'s worth each), else
+// chunks of kChunkTeam * kHeld elements.
 template <int N>
 GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
                          const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
-                         std::initializer_list<int> streams) {
+                         std::initializer_list<int> streams, std::initializer_list<int> operands = {}) {
     Sizes outer_sizes, inner_sizes;
     std::array<std::vector<int64_t>, N> outer, inner;
     for (size_t d = 0; d < sizes.size(); ++d) {
@@ -118,6 +131,8 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     p.vectors = g.inner.sizes[g.inner.rank - 1] % vec == 0;
     for (int k : streams)
         p.vectors = p.vectors && g.runs_in_vectors(k, vec);
+    for (int k : operands)
+        p.vectors = p.vectors && (g.last[k] == 0 || g.runs_in_vectors(k, vec));
     wide = wide && p.vectors;
     auto cut = [](Groups<N>& h, bool wide_teams) {  // the team that takes h's groups, or its chunks
         for (int team : {32, 64, 128, 256, 512, 1024})
@@ -132,14 +147,16 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
     p.scalar = g;
     p.scalar_team = cut(p.scalar, false);
     p.team = cut(g, wide);
-    const uint64_t most = uint64_t(kRunTeams[std::size(kRunTeams) - 1]) * kRunVectors * vec;
-    const uint64_t least = uint64_t(kRunTeams[0]) * kRunVectors * vec;
-    p.runs = wide && g.chunks == 1 && g.inner.rank == 1 && g.size <= most;
-    if (wide && g.chunks > 1) {
-        const uint64_t target = uint64_t(kChunkRunTeam) * kRunVectors * vec;
+    const uint64_t most = kRunShapes[std::size(kRunShapes) - 1].holds(vec), least = kRunShapes[0].holds(vec);
+    // Run kernels index in 32 bits, a block per work item.
+    const bool narrow = g.inner.count <= UINT32_MAX && g.outer.count <= uint64_t(INT32_MAX);
+    p.runs = narrow && wide && g.chunks == 1 && g.inner.rank == 1 && g.size <= most;
+    if (narrow && wide && g.chunks > 1) {
+        const uint64_t target = kRunShapes[kChunkShape].holds(vec);
         const uint64_t run = g.inner.sizes[g.inner.rank - 1], fewest = (run + target - 1) / target;
         for (uint64_t pieces = fewest; pieces <= 2 * fewest && !p.runs; ++pieces)
-            if (run % pieces == 0 && run / pieces % vec == 0 && run / pieces >= least) {
+            if (run % pieces == 0 && run / pieces % vec == 0 && run / pieces >= least &&
+                g.outer.count * (g.size / (run / pieces)) <= uint64_t(INT32_MAX)) {
                 g.chunk = run / pieces;
                 g.chunks = g.size / g.chunk;  // runs divide the group: every chunk is whole
                 p.runs = true;
@@ -149,6 +166,11 @@ GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
 }
 
 enum class Pass { Whole, Partials, Apply };
+// A pass fixed at compile time, where a kernel takes a Pass: the compiler folds the others' code away.
+template <Pass P>
+struct FixedPass {
+    __device__ constexpr operator Pass() const { return P; }
+};
 
 // A team of threads that takes a work item: a warp (MAX = 32: eight teams a block) or a whole block of `size` <=
 // MAX threads (a multiple of 32). One kernel serves every block size up to MAX: fewer instantiations to compile.
@@ -188,23 +210,30 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 // Work item `item` is chunk item % chunks of group item / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors
 // lane, lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
 // ws[item] (written by lane 0). Apply: take the group's total, ws[group] (combine_kernel's), and write the chunk.
-// RUNS: the plan's `runs`, with a block of exactly TEAM threads per item.
-// Op supplies the streams (gather / emit), the reduction (reduce, combine) and the group's coefficients (finish,
-// which also writes the per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group
-// g's element is at g).
-template <class Op, int TEAM, int VEC, bool RUNS>
+// RUNS: the plan's `runs`, with a block of exactly TEAM threads per item, indexed in 32 bits, and the pass a
+// FixedPass: each run kernel compiles one pass's code, in fewer registers.
+// Op supplies the streams (gather; output, which turns a vector's held streams into its output in place;
+// store_output), the reduction (reduce, combine) and the group's coefficients (finish, which also writes the
+// per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group g's element is at g).
+template <class Op, int TEAM, int VEC, int ITEMS, bool RUNS, class P>
 __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op& op, const Team<TEAM>& team,
-                                                Pass pass, uint64_t item, Triple* ws) {
-    constexpr int N = Op::N, ITEMS = RUNS ? kRunVectors : kHeld / VEC;
+                                                P pass, uint64_t item, Triple* ws) {
+    constexpr int N = Op::N;
     const unsigned lane = team.lane;
-    const uint64_t group = g.chunks == 1 ? item : item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
-    const uint64_t end = min(g.size, begin + g.chunk);
+    uint64_t group, begin, end;
     int64_t base[N], first[N];  // the offsets of the group's first element, and (RUNS) of the item's
-    g.outer.offsets(group, base);
     if constexpr (RUNS) {
-        g.inner.offsets(begin, first);
+        const uint32_t chunks = uint32_t(g.chunks), gr = uint32_t(item) / chunks;
+        const uint32_t b = (uint32_t(item) - gr * chunks) * uint32_t(g.chunk);
+        group = gr, begin = b, end = b + uint32_t(g.chunk);  // runs' chunks are whole
+        g.outer.offsets32(gr, base);
+        g.inner.offsets32(b, first);
 #pragma unroll
         for (int k = 0; k < N; ++k) first[k] += base[k];
+    } else {
+        group = g.chunks == 1 ? item : item / g.chunks, begin = (item - group * g.chunks) * g.chunk;
+        end = min(g.size, begin + g.chunk);
+        g.outer.offsets(group, base);
     }
     // The offsets of this thread's vector k in every operand; false past the chunk.
     auto at = [&](int k, int64_t(&off)[N]) {
@@ -243,25 +272,42 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
         }
     }
     const typename Op::Coef c = op.finish(total, base, group, g.size, begin == 0 && lane == 0);
+    // Every vector's output is computed (into its first stream's registers) before the first is stored: the
+    // outputs may alias the other operands as far as the compiler knows, so a load after a store would wait for it,
+    // a round trip a vector.
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[N];
-        if (k < held && at(k, off)) op.template emit<VEC>(off, g.last, v[k], c);
+        if (k < held && at(k, off)) op.template output<VEC>(off, v[k], c);
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        int64_t off[N];
+        if (k < held && at(k, off)) op.template store_output<VEC>(off, v[k][0]);
     }
 }
 
-// One pass over every work item, a grid-stride loop; Apply takes the items last to first. Run teams fill a
-// multiprocessor's 1024 threads at 64 registers each, with some spills (MVN's float16 item: 52 / 140 bytes a
-// thread, ptxas -v, sm_90): on the H200 that measured faster than 768 threads and no spills (layer norm
-// [8,2048,4096] 2153 against 2089 GB/s, softmax and group norm alike or better).
-template <class Op, int TEAM, int VEC, bool RUNS = false>
-__global__ void __launch_bounds__(RUNS ? TEAM : (TEAM < 256 ? 256 : TEAM), RUNS ? 1024 / TEAM : 1)
+// One pass over every work item, a grid-stride loop; Apply takes the items last to first.
+template <class Op, int TEAM, int VEC>
+__global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
     held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* ws) {
-    const Team<TEAM> team{RUNS || TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
+    const Team<TEAM> team{TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
     const uint64_t items = g.outer.count * g.chunks;
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < items;
          i += uint64_t(gridDim.x) * blockDim.y)
-        held_group_item<Op, TEAM, VEC, RUNS>(g, op, team, pass, pass == Pass::Apply ? items - 1 - i : i, ws);
+        held_group_item<Op, TEAM, VEC, kHeld / VEC, false>(g, op, team, pass, pass == Pass::Apply ? items - 1 - i : i,
+                                                           ws);
+}
+
+// The plan's runs, pass PASS: a block of TEAM threads per work item, each holding ITEMS vectors, Apply's items last
+// to first. Run blocks fill a multiprocessor's 1024 threads at 64 registers each: on the H200 that measured faster
+// than 768 threads with more registers (layer norm [8,2048,4096] 2153 against 2089 GB/s, softmax and group norm
+// alike or better, when the kernels spilled at 64).
+template <class Op, int TEAM, int VEC, int ITEMS, Pass PASS>
+__global__ void __launch_bounds__(TEAM, 1024 / TEAM) held_run_kernel(Groups<Op::N> g, Op op, Triple* ws) {
+    const uint32_t item = PASS == Pass::Apply ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    held_group_item<Op, TEAM, VEC, ITEMS, true>(g, op, Team<TEAM>{unsigned(TEAM), threadIdx.x}, FixedPass<PASS>{},
+                                                item, ws);
 }
 
 // launch(pass, ws) for the passes of the plan's groups: Whole where a team holds a group, else Partials (into the
@@ -299,16 +345,27 @@ void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int
     else launch_passes<Op, 256, VEC>(g, 256, op, ws, sm_count, stream, what);
 }
 
-// The plan's runs: a block of the narrowest run team that holds an item per item (a grid-stride loop past 2^31).
-template <class Op, int VEC, int T = 0>
+// The plan's runs: a block of the first run shape that holds an item per item (plan_groups keeps the items within
+// a grid's 2^31 - 1 blocks). Groups cut into several chunks are cut for kRunShapes[kChunkShape] or the shapes
+// before it: only those compile the Partials and Apply passes.
+template <class Op, int VEC, int S = 0>
 void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t stream, const char* what) {
-    constexpr int team = kRunTeams[T];
-    if constexpr (T + 1 < int(std::size(kRunTeams)))
-        if (g.chunk > uint64_t(team) * kRunVectors * VEC) return launch_runs<Op, VEC, T + 1>(g, op, ws, stream, what);
-    const unsigned blocks = unsigned(std::min<uint64_t>(g.outer.count * g.chunks, INT32_MAX));
-    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
-        held_group_kernel<Op, team, VEC, true><<<blocks, team, 0, stream>>>(g, op, pass, w);
+    constexpr RunShape shape = kRunShapes[S];
+    if constexpr (S + 1 < int(std::size(kRunShapes)))
+        if (g.chunk > shape.holds(VEC)) return launch_runs<Op, VEC, S + 1>(g, op, ws, stream, what);
+    const unsigned blocks = unsigned(g.outer.count * g.chunks);
+    auto launch = [&]<Pass P>(Triple* w) {
+        held_run_kernel<Op, shape.team, VEC, shape.vectors, P><<<blocks, shape.team, 0, stream>>>(g, op, w);
         check_launch(what);
+    };
+    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+        if (pass == Pass::Whole) return launch.template operator()<Pass::Whole>(w);
+        if constexpr (S <= kChunkShape) {
+            if (pass == Pass::Partials) return launch.template operator()<Pass::Partials>(w);
+            return launch.template operator()<Pass::Apply>(w);
+        } else {
+            throw std::logic_error(std::string(what) + ": a chunk larger than plan_groups cuts");
+        }
     });
 }
 

@@ -70,7 +70,9 @@ struct NormalizeOp {
     float epsilon;
     bool normalize_variance;
     FusedActivation act;
-    bool vector_operands;  // scale, bias and add (those present) load in vectors where y stores them
+    // Bit k: optional operand k (Scale, Bias, Add) loads in vectors where y stores them; the others are constant
+    // along y's vectors (plan_groups keeps the vector kernels to those two layouts), or the kernel's VEC is 1.
+    unsigned vector_operands;
 
     // (count, mean, sum of squared deviations)
     static __device__ Triple combine(Triple p, Triple q) {
@@ -115,24 +117,22 @@ struct NormalizeOp {
     }
 
     // The VEC elements of optional operand k a vector of y takes: one 16-byte load where the operand runs along
-    // the vector (layer normalization's scale and bias), one element where it is constant along it (group
-    // normalization's per-channel scale and bias), else element by element.
+    // the vector (layer normalization's scale and bias), else one element, constant along it (group
+    // normalization's per-channel scale and bias).
     template <int VEC>
-    __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N], const int64_t (&last)[N]) const {
-        if (p && vector_operands) return load_vector<VEC>(p + at[k]);
+    __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N]) const {
+        if (VEC > 1 && (vector_operands >> k & 1)) return load_vector<VEC>(p + at[k]);
         Vector<T, VEC> o;
         const T first = p ? p[at[k]] : T(0.0f);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) o.v[j] = j == 0 || !p || last[k] == 0 ? first : p[at[k] + j * last[k]];
+        for (int j = 0; j < VEC; ++j) o.v[j] = first;
         return o;
     }
 
     template <int VEC>
-    __device__ void emit(const int64_t (&at)[N], const int64_t (&last)[N], const Vector<T, VEC> (&v)[1],
-                         Coef c) const {
-        const Vector<T, VEC> s = operand<VEC>(scale, Scale, at, last), b = operand<VEC>(bias, Bias, at, last),
-                             a = operand<VEC>(add, Add, at, last);
-        Vector<T, VEC> out;
+    __device__ void output(const int64_t (&at)[N], Vector<T, VEC> (&v)[1], Coef c) const {
+        const Vector<T, VEC> s = operand<VEC>(scale, Scale, at), b = operand<VEC>(bias, Bias, at),
+                             a = operand<VEC>(add, Add, at);
         with_activation(act, [&](const auto& activation) {
 #pragma unroll
             for (int j = 0; j < VEC; ++j) {
@@ -140,9 +140,12 @@ struct NormalizeOp {
                 if (scale) r *= s[j];
                 if (bias) r += b[j];
                 if (add) r += a[j];
-                out.v[j] = to_stored<T>(activation(r));
+                v[0].v[j] = to_stored<T>(activation(r));
             }
         });
+    }
+    template <int VEC>
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
         store_vector(y + at[Y], out);
     }
 };
@@ -205,12 +208,14 @@ struct BatchNormGradOp {
     }
 
     template <int VEC>
-    __device__ void emit(const int64_t (&at)[N], const int64_t (&)[N], const Vector<T, VEC> (&v)[2], Coef c) const {
-        Vector<T, VEC> out;
+    __device__ void output(const int64_t (&)[N], Vector<T, VEC> (&v)[2], Coef c) const {
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-            out.v[j] = to_stored<T>(training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k)
-                                             : v[1][j] * c.a);
+            v[0].v[j] = to_stored<T>(training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k)
+                                              : v[1][j] * c.a);
+    }
+    template <int VEC>
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
         store_vector(dx + at[Dx], out);
     }
 };
@@ -238,13 +243,12 @@ public:
         st[Op::Scale] = strides_at(input_desc(node, 1), x.sizes);
         st[Op::Bias] = strides_at(input_desc(node, 2), x.sizes);
         st[Op::Add] = strides_at(input_desc(node, add_), x.sizes);
-        plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y});
-        // The optional operands present load in vectors where they run contiguously along the vectors of x.
+        plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y},
+                                   {Op::Scale, Op::Bias, Op::Add});
+        // The optional operands present that run contiguously along the vectors of x load in vectors.
         const int vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
-        operand_vectors_ = plan_.vectors;
-        const std::pair<int, int> operands[] = {{Op::Scale, 1}, {Op::Bias, 2}, {Op::Add, add_}};  // (operand, input)
-        for (auto [k, input] : operands)
-            if (input_desc(node, input)) operand_vectors_ = operand_vectors_ && plan_.g.runs_in_vectors(k, vec);
+        for (int k : {Op::Scale, Op::Bias, Op::Add})
+            if (plan_.g.runs_in_vectors(k, vec)) vector_operands_ |= 1u << k;
     }
 
     uint64_t workspace_size() const override { return plan_.workspace(); }
@@ -262,10 +266,10 @@ public:
                               epsilon_,
                               normalize_variance_,
                               act_,
-                              false};
-            const bool aligned = aligned16(op.x) && aligned16(y);
-            op.vector_operands = operand_vectors_ && aligned && aligned16(op.scale) && aligned16(op.bias) &&
-                                 aligned16(op.add);  // null is aligned
+                              vector_operands_};
+            auto in_vectors = [&](int k, const T* p) { return !(vector_operands_ >> k & 1) || aligned16(p); };
+            const bool aligned = aligned16(op.x) && aligned16(y) && in_vectors(NormalizeOp<T>::Scale, op.scale) &&
+                                 in_vectors(NormalizeOp<T>::Bias, op.bias) && in_vectors(NormalizeOp<T>::Add, op.add);
             run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream, "normalization");
         });
     }
@@ -274,7 +278,8 @@ private:
     DataType type_;
     int sm_count_;
     int add_ = -1;  // the input index of the fused addend (training), -1 for none
-    bool statistics_ = false, normalize_variance_ = true, operand_vectors_ = false;
+    bool statistics_ = false, normalize_variance_ = true;
+    unsigned vector_operands_ = 0;  // NormalizeOp::vector_operands
     float epsilon_ = 0;
     FusedActivation act_;
     GroupPlan<NormalizeOp<float>::N> plan_;
