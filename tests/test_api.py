@@ -867,6 +867,31 @@ def test_outputs_in_order_in_their_dtype_and_shape(device):
     np.testing.assert_array_equal(results[2], xv * 2)
 
 
+def test_a_packed_reshape_of_a_node_output_is_returned_without_a_copy(device):
+    g = dml.Graph(device)
+    x = g.input([2, 3, 4], name="x")
+    y = x + x
+    flat = dml.reinterpret(y, [6, 4])  # the same bytes under other sizes
+    op = g.compile([flat])
+    assert op._node_types == ["DML_OPERATOR_ELEMENT_WISE_ADD"]  # the add writes the output itself
+    assert "outputs=[FLOAT32[6, 4]]" in repr(op)
+    xv = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (r,) = op({"x": xv})
+    assert r.shape == (6, 4) and r.dtype == np.float32
+    np.testing.assert_array_equal(r, (xv * 2).reshape(6, 4))
+    (b,) = op({"x": xv}, readback=False)
+    assert b.shape == (6, 4)
+    # A strided view, a reinterpret to another type and a repeat of the reshape are copied, each as asked for.
+    op = g.compile([flat, dml.reinterpret(y, [3, 2, 4], [4, 12, 1]), dml.reinterpret(y, [24], dtype=np.int32), flat])
+    r0, r1, r2, r3 = op({"x": xv})
+    np.testing.assert_array_equal(r0, (xv * 2).reshape(6, 4))
+    np.testing.assert_array_equal(r1, (xv * 2).transpose(1, 0, 2))
+    np.testing.assert_array_equal(r2, (xv * 2).ravel().view(np.int32))
+    np.testing.assert_array_equal(r3, r0)
+    r0[:] = 0  # separate arrays
+    np.testing.assert_array_equal(r3, (xv * 2).reshape(6, 4))
+
+
 def test_binding_properties(device):
     g = dml.Graph(device)
     x = g.input([4, 16], name="x")

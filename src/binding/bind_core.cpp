@@ -100,9 +100,8 @@ struct PythonOperator {
             outputs = op->dispatch(std::move(b));
         }
         nb::list result;
-        const CompiledGraph& g = op->graph();
         for (size_t i = 0; i < outputs.size(); ++i) {
-            const TensorDesc& d = g.nodes[g.outputs[i].index].outputs[g.outputs[i].output];
+            const TensorDesc& d = op->output_desc(i);
             if (readback) result.append(memory_to_numpy(outputs[i], d.data_type, d.sizes));
             else result.append(nb::cast(std::make_shared<Buffer>(Buffer{outputs[i], d.data_type, d.sizes})));
         }
@@ -116,8 +115,8 @@ struct PythonOperator {
         for (const auto& in : g.inputs)
             inputs += (inputs.empty() ? "" : ", ") + (in.kind == InputKind::Plain ? "" : input_kind_name(in.kind) + " ") +
                       "'" + in.name + "' " + in.desc.to_string();
-        for (const Value& v : g.outputs)
-            outputs += (outputs.empty() ? "" : ", ") + g.nodes[v.index].outputs[v.output].to_string();
+        for (size_t i = 0; i < g.outputs.size(); ++i)
+            outputs += (outputs.empty() ? "" : ", ") + op->output_desc(i).to_string();
         return "CompiledOperator(" + op->device()->kind() + ", inputs=[" + inputs + "], outputs=[" + outputs +
                "], initialized=" + (op->initialized() ? "True" : "False") +
                ", temporary_size=" + std::to_string(op->temporary_size()) +

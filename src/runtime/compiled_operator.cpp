@@ -53,10 +53,18 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
         new_index[i] = uint32_t(compiled_.nodes.size());
         compiled_.nodes.push_back(std::move(n));
     }
-    // Outputs are packed node outputs, each once; anything else (an input, a view, a repeat) gets a copy.
+    // Outputs are packed node outputs, each once, returned with the sizes asked for: a packed reshape of a node's
+    // output (group normalization's [N, C, H, W] view of its [N, G, C / G, H, W] result) is the same bytes.
+    // Anything else (an input, a strided view, a repeat) gets a copy.
     for (const Expression& e : outputs) {
         Value v = remap(e.value);
-        bool usable = v.source == Value::Source::Node && e.desc == compiled_.nodes[v.index].outputs[v.output] &&
+        const TensorDesc* produced = v.source == Value::Source::Node ? &compiled_.nodes[v.index].outputs[v.output]
+                                                                      : nullptr;
+        const bool same_bytes = produced && (e.desc == *produced || (e.desc.is_packed() && produced->is_packed() &&
+                                                                     e.data_type() == produced->data_type &&
+                                                                     e.desc.total_tensor_size_in_bytes() ==
+                                                                         produced->total_tensor_size_in_bytes()));
+        bool usable = same_bytes &&
                       std::find(compiled_.outputs.begin(), compiled_.outputs.end(), v) == compiled_.outputs.end();
         if (!usable) {
             auto copy = std::make_shared<UnaryDesc>();
@@ -65,6 +73,7 @@ CompiledOperator::CompiledOperator(const std::shared_ptr<Graph>& graph, const st
             v = {Value::Source::Node, uint32_t(compiled_.nodes.size() - 1), 0};
         }
         compiled_.outputs.push_back(v);
+        output_descs_.push_back(TensorDesc(e.data_type(), e.sizes()));
     }
 }
 

@@ -39,6 +39,9 @@ public:
     std::vector<std::shared_ptr<Memory>> dispatch(std::vector<Binding> bindings);
 
     const CompiledGraph& graph() const { return compiled_; }
+    // Output i as the caller asked for it: packed, with the sizes of its expression (its memory holds
+    // graph().outputs[i], whose node may have produced the same bytes under other sizes).
+    const TensorDesc& output_desc(size_t i) const { return output_descs_.at(i); }
     const std::shared_ptr<Device>& device() const { return device_; }
     bool initialized() const { return initialized_; }
     uint64_t temporary_size() const { return plan_->temporary_size(); }
@@ -55,6 +58,7 @@ private:
     std::vector<uint32_t> slot_of_graph_input_;   // UINT32_MAX where a graph input is not used
     std::vector<std::string> graph_input_names_;  // every graph input at compile: read during dispatch, when the
                                                   // graph may grow on another thread
+    std::vector<TensorDesc> output_descs_;         // per output: see output_desc
     std::unique_ptr<Plan> plan_;
     std::vector<std::shared_ptr<Memory>> bound_;  // per slot: constants and owned inputs once initialized
     std::atomic<bool> initialized_ = false;
