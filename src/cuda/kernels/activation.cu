@@ -247,17 +247,25 @@ struct BiasActivationOp {
     __device__ void operator()(uint64_t i, const int64_t (&)[1]) const { store(y + i, fn(load(y + i) + bias_at(i))); }
 };
 
-// The same over 16-byte vectors of y (inner a multiple of their width: a vector is one channel's).
+// The same over 16-byte vectors of y (inner a multiple of their width: a vector is one channel's), in tiles of
+// kMapVectors a thread like the packed maps.
 template <class Op, int W>
 __global__ void __launch_bounds__(kThreads) bias_activation_vectors(uint64_t vectors, Op op) {
-    for (uint64_t v = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors;
-         v += uint64_t(gridDim.x) * blockDim.x) {
-        const auto b = op.bias_at(v * W);
-        auto x = load_vector<W>(op.y + v * W);
+    tiled_vectors<kMapVectors>(vectors, [&]<int K>(uint64_t first, uint64_t stride) {
+        Vector<typename Op::Type, W> x[K];
+        compute_of<typename Op::Type> b[K];
 #pragma unroll
-        for (int j = 0; j < W; ++j) x.v[j] = to_stored<typename Op::Type>(op.fn(x[j] + b));
-        store_vector(op.y + v * W, x);
-    }
+        for (int k = 0; k < K; ++k) {
+            x[k] = load_vector<W>(op.y + (first + k * stride) * W);
+            b[k] = op.bias_at((first + k * stride) * W);
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+#pragma unroll
+            for (int j = 0; j < W; ++j) x[k].v[j] = to_stored<typename Op::Type>(op.fn(x[k][j] + b[k]));
+            store_vector(op.y + (first + k * stride) * W, x[k]);
+        }
+    });
 }
 
 }  // namespace
@@ -274,7 +282,7 @@ void enqueue_bias_activation(const CudaDevice& device, DataType type, void* y, u
                     BiasActivationOp<T, Fn> op{static_cast<T*>(y), static_cast<const T*>(bias), bias_stride, channels,
                                                inner, count <= UINT32_MAX, fn};
                     bias_activation_vectors<decltype(op), W>
-                        <<<blocks_for(count / W, device.sm_count()), kThreads, 0, stream>>>(count / W, op);
+                        <<<tile_blocks<kMapVectors>(count / W), kThreads, 0, stream>>>(count / W, op);
                     check_launch("bias and activation");
                 });
             }
