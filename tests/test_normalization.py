@@ -252,13 +252,11 @@ def test_activation_after_group_norm(device, rng, dtype, case):
         close(y, r, dtype, 1e-4)
 
 
-# Groups too large for one team of the cuda executor take two passes over chunks. The chunks are whole pieces of a
-# channel's image (its run) where they can be: an image cut into one chunk or into two or three, several images a
-# group each a chunk (of 4096 or, taken by one warp, 1024 elements); both passes then share one launch whose blocks
-# take the chunks from a work list, a chunk of the second pass waiting for its group's first: a single group, and
-# 320 groups of two 96 x 128 images (more than the 264 blocks of 512 threads an H200 holds at once), where the first
-# pass runs ahead of the second by many groups. Else (an image of 8 * 2053 elements, 16 x 16 images, an image no
-# whole number of 16-byte vectors) chunks that cross images, in two launches.
+# Groups too large for one team of the cuda executor take two passes over chunks, their partials combined per group
+# between them (three launches). The chunks are whole pieces of a channel's image (its run) where they can be: an
+# image cut into one chunk or into two or three, several images a group each a chunk; a single group, and 320 groups
+# of two 96 x 128 images (more blocks than an H200 holds at once). Else (an image of 8 * 2053 elements, 16 x 16
+# images, an image no whole number of 16-byte vectors) chunks that cross images, taken by the general kernel.
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("shape, groups", [((1, 8, 128, 128), 2), ((1, 4, 96, 256), 2), ((2, 20, 64, 64), 2),
                                            ((1, 40, 32, 32), 2), ((1, 4, 128, 128), 1), ((1, 640, 96, 128), 320),
