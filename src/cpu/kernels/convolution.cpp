@@ -67,7 +67,8 @@ namespace {
 // zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
 // (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
-// that lie packed reads the image where it lies, as one band: its tile is a GEMM's with the filter packed once.
+// that lie packed, where the kernel takes those (DirectKernel::pointwise), reads the image where it lies, as one
+// band: its tile is a GEMM's with the filter packed once.
 // A strided one reads its band split by phases of the stride: phase (a, b) of a channel holds the padded input's
 // rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
 // from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
@@ -96,7 +97,7 @@ struct DirectPlan {
         const bool eligible = g.forward && (!g.pointwise() || in_place) && !(strided && g.depthwise()) &&
                               type != DataType::Float64 && g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 &&
                               every_phase_read(g, 1) && every_phase_read(g, 2);
-        if (!k || !eligible) return;
+        if (!k || !eligible || (g.pointwise() && !k->pointwise)) return;
         kernel = k;
         depthwise = g.depthwise();
         const int64_t sy = g.stride[1], sx = g.stride[2];

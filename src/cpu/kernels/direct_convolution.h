@@ -48,6 +48,11 @@ struct DirectKernel {
     // (a 9-channel layer runs 3-channel tiles, not 16 channels' work).
     DirectTile tiles[3];
     DirectTile depthwise;
+    // Whether it takes pointwise convolutions, which otherwise run as OpenBLAS's sgemm. With AVX2, on a 2-core AMD
+    // EPYC without AVX-512, a 256-channel 1x1 convolution of 28x28 ran at 0.64-0.66x torch-cpu in the direct
+    // kernel and 1.06-1.08x through sgemm, squeezenet 17.9-18.8 against 16.8 ms (bench_cpu.py --threads 1
+    // --cpu-time, 2026-12-04); with AVX-512 the direct kernel measured 1.16x torch-cpu (bench/README.md).
+    bool pointwise;
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

@@ -23,6 +23,7 @@ struct Avx2 {
 }  // namespace
 
 extern const DirectKernel kDirectAvx2 = {
-    {direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(), direct_tile<Avx2, 3, 3>()}, depthwise_tile<Avx2, 3>()};
+    {direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(), direct_tile<Avx2, 3, 3>()}, depthwise_tile<Avx2, 3>(),
+    false};
 
 }  // namespace dml::cpu

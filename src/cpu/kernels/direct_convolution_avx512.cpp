@@ -21,6 +21,6 @@ struct Avx512 {
 
 extern const DirectKernel kDirectAvx512 = {
     {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512, 4, 6>(), direct_tile<Avx512, 3, 8>()},
-    depthwise_tile<Avx512, 3>()};
+    depthwise_tile<Avx512, 3>(), true};
 
 }  // namespace dml::cpu
