@@ -148,40 +148,42 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
     }
 }
 
-// L float lanes (8 or 16): GCC / Clang vector extensions, one AVX-512 register, or two AVX or four SSE ones, in
-// each build of the DML_VECTOR_CLONES functions below.
+// 8 float lanes (GCC / Clang vector extensions: one AVX register, two SSE ones). Not wider: GCC 12 turns the select
+// of a vector wider than the build's registers into scalar code (16 lanes on AVX2 ran max pooling 15x slower).
 using Floats8 = float __attribute__((vector_size(32)));
-using Floats16 = float __attribute__((vector_size(64)));
-template <int L>
-using Floats = std::conditional_t<L == 8, Floats8, Floats16>;
 
-// v = the floats p[0], p[S], ..., p[(L - 1) * S] for a stride of 1 or 2, reading no further than p[(L - 1) * S]
-// (the second load of a stride-2 deinterleave starts at p[L - 1] so that it ends there). Through a reference, not
-// returned: a vector returned by value changes the ABI between the builds.
-template <int64_t S, int L>
-[[gnu::always_inline]] inline void load_strided(const float* p, Floats<L>& v) {
+// v = the floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second load
+// of a stride-2 deinterleave starts at p[7] so that it ends there). Through a reference, not returned: a vector
+// returned by value changes the ABI between the builds.
+template <int64_t S>
+[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
     std::memcpy(&v, p, sizeof v);
     if constexpr (S == 2) {
-        Floats<L> b;
-        std::memcpy(&b, p + L - 1, sizeof b);
-        if constexpr (L == 8) v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
-        else v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        Floats8 b;
+        std::memcpy(&b, p + 7, sizeof b);
+        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
     }
 }
 
-template <int64_t S, int L>
+// Blocks of V vectors of outputs, each vector its own chain of maxima (one chain waits on each maximum).
+template <int64_t S, int V>
 [[gnu::always_inline]] inline void max_blocks(float* best, const float* const* rows, int64_t count, int64_t n,
                                               int64_t taps, int64_t dilation, int64_t first, float lowest) {
+    constexpr int64_t L = 8 * V;
     for (int64_t k0 = 0; k0 < n; k0 += L) {
         const int64_t k = std::min(k0, n - L);
-        Floats<L> m = Floats<L>{} + lowest;  // in every lane
+        Floats8 m[V];
+        for (Floats8& v : m) v = Floats8{} + lowest;  // in every lane
         for (int64_t r = 0; r < count; ++r)
             for (int64_t t = 0; t < taps; ++t) {
-                Floats<L> v;
-                load_strided<S, L>(rows[r] + first + k * S + t * dilation, v);
-                m = v > m ? v : m;
+                const float* p = rows[r] + first + k * S + t * dilation;
+                for (int j = 0; j < V; ++j) {
+                    Floats8 v;
+                    load_strided<S>(p + 8 * j * S, v);
+                    m[j] = v > m[j] ? v : m[j];
+                }
             }
-        std::memcpy(best + k, &m, sizeof m);
+        std::memcpy(best + k, m, sizeof m);
     }
 }
 
@@ -193,8 +195,8 @@ template <int64_t S, int L>
 template <int64_t S>
 DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
                                    int64_t dilation, int64_t first, float lowest) {
-    if (n >= 16) max_blocks<S, 16>(best, rows, count, n, taps, dilation, first, lowest);
-    else max_blocks<S, 8>(best, rows, count, n, taps, dilation, first, lowest);
+    if (n >= 16) max_blocks<S, 2>(best, rows, count, n, taps, dilation, first, lowest);
+    else max_blocks<S, 1>(best, rows, count, n, taps, dilation, first, lowest);
 }
 
 // Output rows of one channel plane a work item: enough outputs that the row's set-up is a small part of it.
