@@ -84,16 +84,12 @@ print("ok")
     assert done.stdout.strip() == "ok"
 
 
-STRIDED = """
+# Runs each case (input shape, out channels, kernel, strides, dilations, start and end padding, groups) as a float
+# convolution with bias and relu against PyTorch in float64.
+CONVOLUTIONS = """
 import numpy as np, torch, directml as dml
 rng = np.random.default_rng(11)
-# input shape, out channels, kernel, strides, dilations, start and end padding, groups
-cases = [((1, 3, 224, 224), 64, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 1),  # bands of rows
-         ((2, 5, 37, 41), 7, (3, 3), (2, 2), (1, 1), (1, 0), (2, 1), 1),
-         ((1, 4, 30, 29), 6, (5, 5), (3, 3), (1, 1), (2, 2), (2, 2), 2),
-         ((1, 8, 33, 35), 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 8),  # depthwise: not by phases
-         ((1, 3, 20, 21), 4, (2, 2), (2, 2), (1, 1), (0, 0), (0, 0), 1),
-         ((1, 3, 25, 26), 5, (3, 3), (2, 2), (3, 3), (3, 1), (3, 1), 1)]
+cases = {cases}
 for shape, m, k, s, d, start, end, groups in cases:
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((m, shape[1] // groups, *k)).astype(np.float32)
@@ -111,15 +107,38 @@ print("ok")
 """
 
 
+def check_convolutions(cases, isa, tmp_path):
+    pytest.importorskip("torch")
+    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
+    done = python(CONVOLUTIONS.replace("{cases}", repr(cases)), tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 @pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_strided_convolutions_by_phases(isa, tmp_path):
     # Strided convolutions whose taps read every phase of the stride run the direct kernel on the input split by
     # phases: strides 2 and 3, asymmetric padding, dilation, groups, bands of rows (and a strided depthwise one,
-    # which keeps its loop over rows); against PyTorch.
-    pytest.importorskip("torch")
-    done = python(STRIDED, tmp_path, **({} if isa == "native" else {"DIRECTML_CPU_ISA": isa}))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    # which keeps its loop over rows).
+    check_convolutions([((1, 3, 224, 224), 64, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 1),  # bands of rows
+                        ((2, 5, 37, 41), 7, (3, 3), (2, 2), (1, 1), (1, 0), (2, 1), 1),
+                        ((1, 4, 30, 29), 6, (5, 5), (3, 3), (1, 1), (2, 2), (2, 2), 2),
+                        ((1, 8, 33, 35), 8, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 8),  # depthwise: not by phases
+                        ((1, 3, 20, 21), 4, (2, 2), (2, 2), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 3, 25, 26), 5, (3, 3), (2, 2), (3, 3), (3, 1), (3, 1), 1)], isa, tmp_path)
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_wide_convolutions(isa, tmp_path):
+    # Layers of 64 output channels or a multiple, 512 channel-taps or more and 784 positions or more run AVX2's
+    # lanes tile (convolution.cpp): 28x28 (the last of its 24-position items partial), several chunks of input
+    # channels, 128 output channels over 31x29, stride 2, dilation 2 and a 5x5 filter, groups of 64 channels.
+    check_convolutions([((1, 64, 28, 28), 64, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                        ((1, 96, 31, 29), 128, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                        ((1, 64, 57, 57), 64, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 64, 34, 30), 64, (3, 3), (1, 1), (2, 2), (1, 2), (1, 0), 1),
+                        ((1, 32, 30, 30), 64, (5, 5), (1, 1), (1, 1), (2, 2), (2, 2), 1),
+                        ((1, 128, 28, 28), 128, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2)], isa, tmp_path)
 
 
 @pytest.mark.parametrize("dilation", [1, 2])

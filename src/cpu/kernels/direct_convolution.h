@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace dml::cpu {
 
@@ -41,12 +42,13 @@ struct DirectConvolution {
 struct DirectTile {
     int64_t block_channels, block_positions;
     void (*run)(const DirectConvolution&, size_t begin, size_t end);
+    bool lanes;  // output channels in the vectors' lanes, the input broadcast (direct_convolution_body.h); unbounded
 };
 
 struct DirectKernel {
     // The most output channels a tile first: a layer runs the first of those that pad its output channels least
     // (a 9-channel layer runs 3-channel tiles, not 16 channels' work).
-    DirectTile tiles[3];
+    std::span<const DirectTile> tiles;
     DirectTile depthwise;
     // Whether it takes pointwise convolutions, which otherwise run as OpenBLAS's sgemm. With AVX2, on a 2-core AMD
     // EPYC without AVX-512, a 256-channel 1x1 convolution of 28x28 ran at 0.64-0.66x torch-cpu in the direct

@@ -1,6 +1,8 @@
 // The direct convolution for AVX2 with FMA (built with -mavx2 -mfma): 4 output channels x 3 vectors of 8
 // positions, 12 of the 16 vector registers accumulating, or 2 x 5 or 3 x 3 for layers of few output channels
-// (with the loaded vectors and a broadcast, the tile fills the 16 registers; a larger one spills).
+// (with the loaded vectors and a broadcast, the tile fills the 16 registers; a larger one spills). Wide layers
+// (convolution.cpp says which) run a lanes tile instead: 16 output channels in 2 vectors x 6 positions broadcast
+// one at a time, 4 of those a work item.
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -20,10 +22,11 @@ struct Avx2 {
     static reg load_first(const float* p, __m256i m) { return _mm256_maskload_ps(p, m); }
     static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
 };
+
+constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),
+                                 direct_tile<Avx2, 3, 3>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {
-    {direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(), direct_tile<Avx2, 3, 3>()}, depthwise_tile<Avx2, 3>(),
-    false};
+extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 3>(), false};
 
 }  // namespace dml::cpu

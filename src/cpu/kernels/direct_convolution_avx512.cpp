@@ -17,10 +17,11 @@ struct Avx512 {
     static reg load_first(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
 };
+
+constexpr DirectTile kTiles[] = {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512, 4, 6>(),
+                                 direct_tile<Avx512, 3, 8>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {
-    {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512, 4, 6>(), direct_tile<Avx512, 3, 8>()},
-    depthwise_tile<Avx512, 3>(), true};
+extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true};
 
 }  // namespace dml::cpu

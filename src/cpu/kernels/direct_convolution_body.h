@@ -70,14 +70,64 @@ template <class V, int MR, int N>
     }
 }
 
-// acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p + tap_offsets[t]], for
-// tiles of MR output channels x NV vectors of positions.
-// The channels are taken in chunks of equal size whose filter block stays in the first-level cache, each chunk
-// over all of this call's work items, adding to what the chunks before it left in acc; the last hands each tile
-// to a.finish where set.
-template <class V, int MR, int NV>
-void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
-    constexpr int64_t block = int64_t(NV) * V::width;
+// One work item of a tile with output channels in the vectors' lanes (MB vectors of them) at Q x NP positions from
+// p, NP positions in registers at a time: it loads its filter as vectors and broadcasts the input a position at a
+// time, so it never loads a vector across a cache line (a position-vector tile loads most of its input unaligned: a
+// 3x3 filter's taps are a column apart). Its partial sums in acc lie as its registers do, [mb][acc_plane][MB *
+// width]; it hands a.finish a tile of Q x NP floats a channel, as the other tiles do (Q > 1: finishing 6
+// positions a channel at a time cost more than the transposition). Never on a bounded input: it reads up to
+// Q x NP positions past the last.
+template <class V, int MB, int NP, int Q>
+[[gnu::always_inline]] inline void lanes_item(const DirectConvolution& a, int64_t mb, int64_t p, int64_t c0,
+                                              int64_t c1, float* tile) {
+    constexpr int64_t MR = int64_t(MB) * V::width, pitch = int64_t(NP) * Q;
+    const bool last = a.finish && c1 == a.channels;
+    for (int q = 0; q < Q; ++q) {
+        const float* w = a.filter + (mb * a.channels + c0) * a.taps * MR;
+        float* partial = a.acc + (mb * a.acc_plane + p + q * NP) * MR;
+        typename V::reg acc[MB][NP];
+#pragma GCC unroll 8
+        for (int i = 0; i < MB; ++i)
+#pragma GCC unroll 8
+            for (int j = 0; j < NP; ++j) acc[i][j] = c0 == 0 ? V::zero() : V::load(partial + j * MR + i * V::width);
+        for (int64_t c = c0; c < c1; ++c) {
+            const float* in = a.input + c * a.plane + a.first + p + q * NP;
+            for (int64_t t = 0; t < a.taps; ++t, w += MR) {
+                const float* x = in + a.tap_offsets[t];
+                typename V::reg f[MB];
+#pragma GCC unroll 8
+                for (int i = 0; i < MB; ++i) f[i] = V::load(w + i * V::width);
+#pragma GCC unroll 8
+                for (int j = 0; j < NP; ++j) {
+                    const typename V::reg b = V::broadcast(x + j);
+#pragma GCC unroll 8
+                    for (int i = 0; i < MB; ++i) acc[i][j] = V::fma(f[i], b, acc[i][j]);
+                }
+            }
+        }
+        alignas(64) float lanes[V::width];
+#pragma GCC unroll 8
+        for (int i = 0; i < MB; ++i)
+#pragma GCC unroll 8
+            for (int j = 0; j < NP; ++j) {
+                if (!last) {
+                    V::store(partial + j * MR + i * V::width, acc[i][j]);
+                    continue;
+                }
+                V::store(lanes, acc[i][j]);
+                for (int l = 0; l < V::width; ++l) tile[(i * V::width + l) * pitch + q * NP + j] = lanes[l];
+            }
+    }
+    if (last) a.finish(a.finish_context, tile, mb * MR, p);
+}
+
+// item(mb, p, c0, c1, tile) for this call's work items [begin, end) of a tile of MR output channels x `block`
+// positions, computing acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p +
+// tap_offsets[t]]. The channels are taken in chunks of equal size whose filter block stays in the first-level
+// cache, each chunk over all of the work items, adding to what the chunks before it left in acc; the last hands
+// each tile to a.finish where set.
+template <int64_t MR, int64_t block, class Item>
+[[gnu::always_inline]] inline void channel_chunks(const DirectConvolution& a, size_t begin, size_t end, Item&& item) {
     constexpr int64_t chunk_floats = 4096;  // 16 KiB of filter
     const int64_t position_blocks = (a.positions + block - 1) / block;
     const int64_t most = chunk_floats / (MR * a.taps) > 0 ? chunk_floats / (MR * a.taps) : 1;
@@ -85,13 +135,29 @@ void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
     alignas(64) float tile[MR * block];
     for (int64_t c0 = 0; c0 < a.channels; c0 += chunk) {
         const int64_t c1 = a.channels - c0 < chunk ? a.channels : c0 + chunk;
-        for (size_t item = begin; item < end; ++item) {
-            const int64_t mb = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
-            const int64_t vectors = (a.positions - p + V::width - 1) / V::width;
-            if (p + block <= a.positions) direct_item<V, MR, NV>(a, mb, p, c0, c1, tile, block);
-            else direct_tail<V, MR, NV>(a, vectors, mb, p, c0, c1, tile, block);
-        }
+        for (size_t i = begin; i < end; ++i)
+            item(int64_t(i) / position_blocks, (int64_t(i) % position_blocks) * block, c0, c1, tile);
     }
+}
+
+// Tiles of MR output channels x NV vectors of positions.
+template <class V, int MR, int NV>
+void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    constexpr int64_t block = int64_t(NV) * V::width;
+    channel_chunks<MR, block>(a, begin, end, [&](int64_t mb, int64_t p, int64_t c0, int64_t c1, float* tile)
+                                                 __attribute__((always_inline)) {
+        const int64_t vectors = (a.positions - p + V::width - 1) / V::width;
+        if (p + block <= a.positions) direct_item<V, MR, NV>(a, mb, p, c0, c1, tile, block);
+        else direct_tail<V, MR, NV>(a, vectors, mb, p, c0, c1, tile, block);
+    });
+}
+
+// Tiles of MB vectors of output channels x Q x NP positions.
+template <class V, int MB, int NP, int Q>
+void lanes_rows(const DirectConvolution& a, size_t begin, size_t end) {
+    channel_chunks<int64_t(MB) * V::width, int64_t(NP) * Q>(
+        a, begin, end, [&](int64_t mb, int64_t p, int64_t c0, int64_t c1, float* tile)
+                           __attribute__((always_inline)) { lanes_item<V, MB, NP, Q>(a, mb, p, c0, c1, tile); });
 }
 
 // Depthwise: acc[m, p] = sum over taps t of filter[m, t] * input[m, first + p + tap_offsets[t]], NV vectors of
@@ -121,11 +187,15 @@ void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
 // The instruction set's DirectKernel entries: each tile with the sizes its loop blocks by.
 template <class V, int MR, int NV>
 constexpr DirectTile direct_tile() {
-    return {MR, int64_t(NV) * V::width, direct_rows<V, MR, NV>};
+    return {MR, int64_t(NV) * V::width, direct_rows<V, MR, NV>, false};
+}
+template <class V, int MB, int NP, int Q>
+constexpr DirectTile lanes_tile() {
+    return {int64_t(MB) * V::width, int64_t(NP) * Q, lanes_rows<V, MB, NP, Q>, true};
 }
 template <class V, int NV>
 constexpr DirectTile depthwise_tile() {
-    return {1, int64_t(NV) * V::width, depthwise_rows<V, NV>};
+    return {1, int64_t(NV) * V::width, depthwise_rows<V, NV>, false};
 }
 
 }  // namespace
