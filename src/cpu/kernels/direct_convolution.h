@@ -42,7 +42,9 @@ struct DirectConvolution {
 struct DirectTile {
     int64_t block_channels, block_positions;
     void (*run)(const DirectConvolution&, size_t begin, size_t end);
-    bool lanes;  // output channels in the vectors' lanes, the input broadcast (direct_convolution_body.h); unbounded
+    // output channels in the vectors' lanes, the input broadcast (direct_convolution_body.h); it has no masked
+    // tail, so it reads past the last position and never runs in place
+    bool lanes;
 };
 
 struct DirectKernel {
