@@ -126,12 +126,20 @@ struct SoftmaxOp {
     static constexpr int kStreams = 1;
     static constexpr bool kWide = true;
     struct Coef {
-        float max, sum, lse;
+        float max, inv_sum, lse;
     };
 
     const T* x;
     T* y;
     bool log;
+
+    // exp(d) of d = x - max <= 0. For float16, MUFU.EX2 of d * log2(e) (__expf): its error at these arguments, a few
+    // float ulps, is far below float16's rounding, where expf's accurate range reduction, twice an element, left a
+    // softmax of [16384,4096] bound by its arithmetic at half the copy bandwidth. Float32 keeps expf.
+    static __device__ __forceinline__ float exp_of(float d) {
+        if constexpr (std::is_same_v<T, __half>) return __expf(d);
+        else return expf(d);
+    }
 
     static __device__ Triple combine(Triple p, Triple q) {
         if (p.b == 0.0f) return q;
@@ -160,20 +168,25 @@ struct SoftmaxOp {
         for (int k = 0; k < ITEMS; ++k)
             if (k < held)
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) sum += expf(v[k][0][j] - m);
+                for (int j = 0; j < VEC; ++j) sum += exp_of(v[k][0][j] - m);
         sum = team.reduce(sum, [](float p, float q) { return p + q; });
         return {m, m == -::cuda::std::numeric_limits<float>::infinity() ? 0.0f : sum, 0.0f};
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t, uint64_t, bool) const {
-        return {t.a, t.b, t.a + logf(t.b)};
+        return {t.a, 1.0f / t.b, t.a + logf(t.b)};
     }
 
     template <int VEC>
-    __device__ void output(const int64_t (&)[N], Vector<T, VEC> (&v)[1], Coef c) const {
+    struct Operands {};
+    template <int VEC>
+    __device__ Operands<VEC> operands(const int64_t (&)[N]) const { return {}; }
+
+    template <int VEC>
+    __device__ void output(Vector<T, VEC> (&v)[1], Operands<VEC>, Coef c) const {
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-            v[0].v[j] = to_stored<T>(log ? v[0][j] - c.lse : expf(v[0][j] - c.max) / c.sum);
+            v[0].v[j] = to_stored<T>(log ? v[0][j] - c.lse : exp_of(v[0][j] - c.max) * c.inv_sum);
     }
     template <int VEC>
     __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {

@@ -59,15 +59,22 @@ template <int W, class T> __device__ __forceinline__ void store_vector(T* p, con
 
 // --- activations fused into outputs ------------------------------------------------------------------------------
 
-// An activation whose function is fixed at compile time: apply_activation's switch folds away.
-template <ActivationFunction A>
+// An activation whose function is fixed at compile time: apply_activation's switch folds away. FLOAT16: the result
+// is stored as float16, and swish takes MUFU's exponential and reciprocal (__expf, __fdividef), whose error of a
+// few float ulps is far below float16's rounding, where expf and an IEEE division cost a normalization's outputs
+// pass about 25 instructions an element (group norm + swish ran at three quarters of group norm's bandwidth).
+template <ActivationFunction A, bool FLOAT16 = false>
 struct FixedActivation {
     FusedActivation f;  // alpha and beta
     template <class C>
     __device__ __forceinline__ C operator()(C x) const {
-        FusedActivation fixed = f;
-        fixed.function = A;
-        return apply_activation(fixed, x);
+        if constexpr (FLOAT16 && A == ActivationFunction::Swish && std::is_same_v<C, float>) {
+            return __fdividef(x, 1.0f + __expf(-f.alpha * x));
+        } else {
+            FusedActivation fixed = f;
+            fixed.function = A;
+            return apply_activation(fixed, x);
+        }
     }
 };
 // Any activation, chosen at run time.
@@ -80,12 +87,12 @@ struct AnyActivation {
 // body(activation) with the function fixed for the ones normalizations carry most (none, relu, swish), else
 // chosen per element: a vector's loop then runs without a switch per element, which made kernels bound by
 // instructions rather than memory.
-template <class F>
+template <bool FLOAT16 = false, class F>
 __device__ __forceinline__ void with_activation(const FusedActivation& f, F&& body) {
     switch (f.function) {
-        case ActivationFunction::None: return body(FixedActivation<ActivationFunction::None>{f});
-        case ActivationFunction::Relu: return body(FixedActivation<ActivationFunction::Relu>{f});
-        case ActivationFunction::Swish: return body(FixedActivation<ActivationFunction::Swish>{f});
+        case ActivationFunction::None: return body(FixedActivation<ActivationFunction::None, FLOAT16>{f});
+        case ActivationFunction::Relu: return body(FixedActivation<ActivationFunction::Relu, FLOAT16>{f});
+        case ActivationFunction::Swish: return body(FixedActivation<ActivationFunction::Swish, FLOAT16>{f});
         default: return body(AnyActivation{f});
     }
 }
@@ -136,9 +143,16 @@ struct Indexer {
         add_offsets(i, off);
     }
 
-    // Adds the offsets of element r, dividing in the width of U.
+    // Adds the offsets of element r, dividing in the width of U. One dimension (a packed run, a row of groups) takes
+    // no division at all: the unrolled loop below is hundreds of instructions, most of a short kernel's issue slots
+    // where a block does little else (a held row's prologue).
     template <class U>
     __device__ __forceinline__ void add_offsets(U r, int64_t (&off)[N]) const {
+        if (rank == 1) {
+#pragma unroll
+            for (int k = 0; k < N; ++k) off[k] += int64_t(r) * strides[k][0];
+            return;
+        }
 #pragma unroll
         for (int d = kMaxDimensions - 1; d > 0; --d) {
             if (d >= rank) continue;

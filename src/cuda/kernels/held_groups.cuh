@@ -5,7 +5,7 @@
 // group's total; then each chunk reads its group's total and writes, walking the chunks backwards so that it starts
 // on those the cache may still hold from the first launch.
 // Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
-// An operator supplies an Op (gather, reduce, combine, finish, output, store_output: see held_group_item). A thread
+// An operator supplies an Op (gather, operands, reduce, combine, finish, output, store_output: see held_group_item). A thread
 // holds its elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
 #pragma once
 #include <algorithm>
@@ -181,29 +181,30 @@ struct Team {
     __device__ V reduce(V v, F f) const { return team_reduce<MAX>(v, f, int(size / 32)); }
 };
 
-// Each group's `chunks` partials combined in a fixed order (deterministic) by a warp into totals[group] (Triple{}
-// is the empty partial): once per group, where each chunk combining them for itself cost more instructions than
-// the chunk's own elements.
-constexpr int kCombineWarps = 8;  // groups a block of combine_kernel takes, a warp each
-
-template <class Op>
-__global__ void __launch_bounds__(32 * kCombineWarps)
+// Each group's `chunks` partials combined in a fixed order (deterministic) by a team of TEAM threads into
+// totals[group] (Triple{} is the empty partial): once per group, where each chunk combining them for itself cost more
+// instructions than the chunk's own elements. A warp per group where the groups are many; a block of 256 per group
+// where they are few and long: group norm's 32 groups of 2048 partials took a warp 13 us of round trips (Nsight
+// Compute, H200), a sixth of its first pass.
+template <class Op, int TEAM>
+__global__ void __launch_bounds__(256)
     combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks, Triple* totals) {
-    const uint64_t group = uint64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-    const unsigned lane = threadIdx.x % 32;
-    if (group >= groups) return;
+    const uint64_t group = uint64_t(blockIdx.x) * (256 / TEAM) + threadIdx.x / TEAM;
+    const unsigned lane = threadIdx.x % TEAM;
+    if (group >= groups) return;  // a team of 256 is its whole block: it returns whole
     auto merge = [](Triple p, Triple q) { return Op::combine(p, q); };
     const Triple* mine = partials + group * chunks;
     Triple t{0.0f, 0.0f, 0.0f};
     constexpr int kBatch = 4;  // loads in flight per lane
-    for (uint64_t j = lane; j < chunks; j += 32 * kBatch) {
+    for (uint64_t j = lane; j < chunks; j += TEAM * kBatch) {
         Triple q[kBatch];
 #pragma unroll
-        for (int b = 0; b < kBatch; ++b) q[b] = j + 32 * b < chunks ? mine[j + 32 * b] : Triple{0.0f, 0.0f, 0.0f};
+        for (int b = 0; b < kBatch; ++b)
+            q[b] = j + TEAM * b < chunks ? mine[j + TEAM * b] : Triple{0.0f, 0.0f, 0.0f};
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) t = merge(t, q[b]);
     }
-    t = team_reduce<32>(t, merge);
+    t = team_reduce<TEAM>(t, merge);
     if (lane == 0) totals[group] = t;
 }
 
@@ -212,9 +213,10 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 // ws[item] (written by lane 0). Apply: take the group's total, ws[group] (combine_kernel's), and write the chunk.
 // RUNS: the plan's `runs`, with a block of exactly TEAM threads per item, indexed in 32 bits, and the pass a
 // FixedPass: each run kernel compiles one pass's code, in fewer registers.
-// Op supplies the streams (gather; output, which turns a vector's held streams into its output in place;
-// store_output), the reduction (reduce, combine) and the group's coefficients (finish, which also writes the
-// per-group outputs, once: they are packed with size 1 on the reduced dimensions, so group g's element is at g).
+// Op supplies the streams (gather; operands, an output vector's other inputs, of type Operands<VEC>; output, which
+// turns a vector's held streams and operands into its output in place; store_output), the reduction (reduce,
+// combine) and the group's coefficients (finish, which also writes the per-group outputs, once: they are packed with
+// size 1 on the reduced dimensions, so group g's element is at g).
 template <class Op, int TEAM, int VEC, int ITEMS, bool RUNS, class P>
 __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op& op, const Team<TEAM>& team,
                                                 P pass, uint64_t item, Triple* ws) {
@@ -223,7 +225,7 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     uint64_t group, begin, end;
     int64_t base[N], first[N];  // the offsets of the group's first element, and (RUNS) of the item's
     if constexpr (RUNS) {
-        const uint32_t chunks = uint32_t(g.chunks), gr = uint32_t(item) / chunks;
+        const uint32_t chunks = uint32_t(g.chunks), gr = chunks == 1 ? uint32_t(item) : uint32_t(item) / chunks;
         const uint32_t b = (uint32_t(item) - gr * chunks) * uint32_t(g.chunk);
         group = gr, begin = b, end = b + uint32_t(g.chunk);  // runs' chunks are whole
         g.outer.offsets32(gr, base);
@@ -261,6 +263,18 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
             held = k + 1;
         }
     }
+    // The other operands of the output vectors (scale, bias, addend). A run kernel's thread of two vectors loads
+    // them with its streams, in flight during the reduction, where loaded after it they had a held layer norm row
+    // wait on them a round trip a vector; with more vectors, or the general kernel's 64-bit offsets, they would
+    // spill (64 registers), so there they load a vector at a time.
+    constexpr bool kEarly = RUNS && ITEMS <= 2;
+    typename Op::template Operands<VEC> o[ITEMS];
+    if (kEarly && pass != Pass::Partials)
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            int64_t off[N];
+            if (k < held && at(k, off)) o[k] = op.template operands<VEC>(off);
+        }
     Triple total;
     if (pass == Pass::Apply) {
         total = ws[group];
@@ -278,7 +292,10 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[N];
-        if (k < held && at(k, off)) op.template output<VEC>(off, v[k], c);
+        if (k < held && at(k, off)) {
+            if (!kEarly) o[k] = op.template operands<VEC>(off);
+            op.template output<VEC>(v[k], o[k], c);
+        }
     }
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
@@ -317,8 +334,13 @@ void for_each_pass(const Groups<Op::N>& g, Triple* ws, cudaStream_t stream, cons
     if (g.chunks == 1) return launch(Pass::Whole, ws);
     launch(Pass::Partials, ws);
     Triple* totals = ws + g.outer.count * g.chunks;
-    const unsigned blocks = unsigned((g.outer.count + kCombineWarps - 1) / kCombineWarps);
-    combine_kernel<Op><<<blocks, 32 * kCombineWarps, 0, stream>>>(ws, g.outer.count, g.chunks, totals);
+    const uint64_t groups = g.outer.count;
+    if (g.chunks >= 256 && groups <= 1024) {
+        combine_kernel<Op, 256><<<unsigned(groups), 256, 0, stream>>>(ws, groups, g.chunks, totals);
+    } else {
+        const unsigned blocks = unsigned((groups + 7) / 8);  // 8 warps a block
+        combine_kernel<Op, 32><<<blocks, 256, 0, stream>>>(ws, groups, g.chunks, totals);
+    }
     check_launch(what);
     launch(Pass::Apply, totals);
 }

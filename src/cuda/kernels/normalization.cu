@@ -116,31 +116,49 @@ struct NormalizeOp {
         return {t.b, normalize_variance ? 1.0f / sqrtf(var + epsilon) : 1.0f};
     }
 
-    // The VEC elements of optional operand k a vector of y takes: one 16-byte load where the operand runs along
-    // the vector (layer normalization's scale and bias), else one element, constant along it (group
-    // normalization's per-channel scale and bias).
+    // The VEC elements of optional operand k a vector of y takes (`absent` where the operand is left out): one
+    // 16-byte load where the operand runs along the vector (layer normalization's scale and bias), else one element,
+    // constant along it (group normalization's per-channel scale and bias). (Filling the copies only where output
+    // reads them, some operand in vectors, made the run kernels of four vectors a thread spill.)
     template <int VEC>
-    __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N]) const {
+    __device__ Vector<T, VEC> operand(const T* p, int k, const int64_t (&at)[N], float absent) const {
         if (VEC > 1 && (vector_operands >> k & 1)) return load_vector<VEC>(p + at[k]);
         Vector<T, VEC> o;
-        const T first = p ? p[at[k]] : T(0.0f);
+        o.v[0] = p ? p[at[k]] : to_stored<T>(absent);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) o.v[j] = first;
+        for (int j = 1; j < VEC; ++j) o.v[j] = o.v[0];
         return o;
     }
-
     template <int VEC>
-    __device__ void output(const int64_t (&at)[N], Vector<T, VEC> (&v)[1], Coef c) const {
-        const Vector<T, VEC> s = operand<VEC>(scale, Scale, at), b = operand<VEC>(bias, Bias, at),
-                             a = operand<VEC>(add, Add, at);
-        with_activation(act, [&](const auto& activation) {
+    struct Operands {
+        Vector<T, VEC> scale, bias, add;
+    };
+    template <int VEC>
+    __device__ Operands<VEC> operands(const int64_t (&at)[N]) const {
+        return {operand<VEC>(scale, Scale, at, 1.0f), operand<VEC>(bias, Bias, at, 0.0f),
+                operand<VEC>(add, Add, at, 0.0f)};
+    }
+
+    // y = act((x - mean) * inv_std * scale + bias + add). Where the operands are constant along the vector, one
+    // multiply-add an element with the coefficients taken once a vector: a few instructions an element keep the
+    // pass that writes a group cut into chunks (its second read) less bound by issue. (The same form element by
+    // element made the run kernels of four vectors a thread spill.)
+    template <int VEC>
+    __device__ void output(Vector<T, VEC> (&v)[1], const Operands<VEC>& o, Coef c) const {
+        with_activation<std::is_same_v<T, __half>>(act, [&](const auto& activation) {
+            if (vector_operands == 0) {
+                const float a = c.inv_std * o.scale[0], b = o.bias[0] + o.add[0];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                float r = (v[0][j] - c.mean) * c.inv_std;
-                if (scale) r *= s[j];
-                if (bias) r += b[j];
-                if (add) r += a[j];
-                v[0].v[j] = to_stored<T>(activation(r));
+                for (int j = 0; j < VEC; ++j) v[0].v[j] = to_stored<T>(activation(fmaf(v[0][j] - c.mean, a, b)));
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) {
+                    float r = (v[0][j] - c.mean) * c.inv_std;
+                    if (scale) r *= o.scale[j];
+                    if (bias) r += o.bias[j];
+                    if (add) r += o.add[j];
+                    v[0].v[j] = to_stored<T>(activation(r));
+                }
             }
         });
     }
@@ -208,7 +226,12 @@ struct BatchNormGradOp {
     }
 
     template <int VEC>
-    __device__ void output(const int64_t (&)[N], Vector<T, VEC> (&v)[2], Coef c) const {
+    struct Operands {};
+    template <int VEC>
+    __device__ Operands<VEC> operands(const int64_t (&)[N]) const { return {}; }
+
+    template <int VEC>
+    __device__ void output(Vector<T, VEC> (&v)[2], Operands<VEC>, Coef c) const {
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
             v[0].v[j] = to_stored<T>(training ? c.a * (v[1][j] - c.mean_dy - (v[0][j] - c.batch_mean) * c.k)
