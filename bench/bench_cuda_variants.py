@@ -1,7 +1,9 @@
 """Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
-launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so (an NVIDIA GPU; bench/README.md, run K)."""
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn] (an NVIDIA GPU; default all;
+bench/README.md, runs K and N)."""
 import ctypes, sys, torch, torch.nn.functional as F
 lib = ctypes.CDLL(sys.argv[1])
+only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn"}
 P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
 lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
 lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
@@ -18,7 +20,7 @@ def t(fn, reps=20):
     return sorted(res)[3]
 x = torch.empty(64 << 20, dtype=torch.float16, device="cuda"); y = torch.empty_like(x)
 print(f"copy 128MiB->128MiB: {2 * x.nbytes / t(lambda: y.copy_(x)) / 1e9:.0f} GB/s")
-for R, C, cfgs in [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192, [(256,4),(512,2),(128,8),(1024,1)]),
+for R, C, cfgs in [] if "ln" not in only else [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192, [(256,4),(512,2),(128,8),(1024,1)]),
                    (2048, 1280, [(32, 5)])]:
     x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
     s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
@@ -38,7 +40,7 @@ for R, C, cfgs in [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192
                 print(f"  T{T} K{K} mode{mode} minb{minb}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x  err {err:.3g}")
 n = 64 << 20
 a = torch.randn(n, dtype=torch.float16, device="cuda"); b2 = torch.randn_like(a); y = torch.empty_like(a)
-for op, name, gb, fn in [(0, "add", 3 * a.nbytes / 1e9, lambda: torch.add(a, b2, out=y)),
+for op, name, gb, fn in [] if "ew" not in only else [(0, "add", 3 * a.nbytes / 1e9, lambda: torch.add(a, b2, out=y)),
                          (1, "swish", 2 * a.nbytes / 1e9, lambda: F.silu(a, inplace=False))]:
     tt = t(fn)
     print(f"{name} [64M] torch {gb / tt:.0f} GB/s")
@@ -48,3 +50,54 @@ for op, name, gb, fn in [(0, "add", 3 * a.nbytes / 1e9, lambda: torch.add(a, b2,
         if lib.ew(*args) != 0: print("missing", args[:5]); continue
         tm = t(lambda: lib.ew(*args))
         print(f"  scheme{scheme} U{u} T{T} bps{bps}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x")
+
+lib.ln2.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
+for R, C, cfgs in [] if "ln2" not in only else [
+        (16384, 4096, [(256, 2, 0, b) for b in (4, 6, 8)] + [(128, 4, 0, b) for b in (8, 12)] +
+         [(256, 2, sg, b) for sg, b in ((2, 4), (3, 4), (4, 4), (3, 6), (4, 6))] + [(128, 4, 3, 6), (128, 4, 4, 8)]),
+        (16384, 8192, [(256, 4, 0, 4), (256, 4, 0, 6), (512, 2, 0, 3), (256, 4, 2, 3), (256, 4, 3, 3),
+                       (512, 2, 2, 3), (512, 2, 3, 2)])]:
+    x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    y = torch.empty_like(x)
+    gb = 2 * x.nbytes / 1e9
+    ref = F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5)
+    tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
+    print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
+    for T, K, stages, minb in cfgs:
+        args = (T, K, stages, minb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), R, C, 1e-5, st)
+        y.zero_()
+        if lib.ln2(*args) != 0: print("missing", args[:4]); continue
+        torch.cuda.synchronize()
+        err = (y.float() - ref).abs().max().item()
+        tm = t(lambda: lib.ln2(*args))
+        kind = "prefetch" if stages == 0 else f"bulk ring of {stages}"
+        print(f"  T{T} K{K} {kind}, {minb} blocks/SM: {gb / tm:.0f} GB/s  {tt / tm:.2f}x  err {err:.3g}")
+
+lib.gn.argtypes = [I, I, I, I, P, P, P, P, P, I, I, I, P]
+if "gn" in only:
+    print(f"L2: {lib.l2_bytes() / 2**20:.0f} MiB")
+for N, C, H, W in [] if "gn" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256)]:
+    G = 32
+    x = torch.randn(N, C, H, W, dtype=torch.float16, device="cuda") * 2 + 3
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    y = torch.empty_like(x)
+    gb = 2 * x.nbytes / 1e9
+    ref = F.group_norm(x.float(), G, s.float(), b.float(), 1e-5)
+    tt = t(lambda: F.group_norm(x, G, s, b, 1e-5), reps=5)
+    group_mib = x.nbytes / G / 2**20
+    print(f"group norm [{N},{C},{H},{W}] ({group_mib:.0f} MiB a group) torch {gb / tt:.0f} GB/s")
+    ws = torch.empty(G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
+    for T, K in [(128, 2), (256, 2), (128, 4)]:
+        for hint in (0, 1, 2):
+            for slab in sorted({G, *(max(1, int(m // group_mib)) for m in (8, 16, 24, 32))}):
+                if hint == 2 and slab == G: continue  # the same launches as hint 1
+                args = (T, K, hint, slab, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(),
+                        G, C // G, H * W, st)
+                y.zero_()
+                if lib.gn(*args) != 0: print("missing", args[:4]); continue
+                torch.cuda.synchronize()
+                err = (y.float() - ref).abs().max().item()
+                tm = t(lambda: lib.gn(*args))
+                print(f"  T{T} K{K} hint{hint} slab {slab} groups ({slab * group_mib:.0f} MiB): {gb / tm:.0f} GB/s "
+                      f"{tt / tm:.2f}x  err {err:.3g}")

@@ -1,8 +1,9 @@
-// Candidate kernels outside the executor, to choose a scheme before changing it: layer norm rows and packed
-// element-wise maps, float16, with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch
-// (bench/README.md, run K). Build: nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o
+// Candidate kernels outside the executor, to choose a scheme before changing it: layer norm rows, packed
+// element-wise maps (bench/README.md, run K), and pipelined layer norm rows and group norm by slabs (run N), float16,
+// with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch. Build: nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o
 // cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
 #include <cuda_fp16.h>
+#include <algorithm>
 #include <cstdint>
 struct alignas(16) V8 { __half2 h[4]; };
 
@@ -159,3 +160,270 @@ extern "C" int ew(int op, int scheme, int u, int t, int bps, const V8* a, const 
   EW(0, 1, 2, 256, 0) EW(1, 1, 2, 256, 0) EW(0, 1, 4, 256, 0) EW(1, 1, 4, 256, 0) EW(0, 1, 8, 128, 0) EW(1, 1, 8, 128, 0)
   return 1;
 }
+
+// --- run N: rows pipelined, groups by slabs ------------------------------------------------------------------------
+
+// Layer norm rows, a block of T threads x K vectors walking rows blockIdx.x, + gridDim.x, ...: the next row's vectors
+// are loaded before the current row is reduced, so that a block keeps its loads in flight through its reductions.
+template <int T, int K>
+__device__ __forceinline__ void ln_row_out(const V8 (&v)[K], const V8* sv, const V8* bv, V8* yr, int C, float eps,
+                                           float* sh) {
+  float sum = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
+  const float mean = block_sum<T>(sum, sh) / C;
+  float sq = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]);
+      sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+    }
+  const float rstd = rsqrtf(block_sum<T>(sq, sh) / C + eps);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const V8 sc = sv[threadIdx.x + k * T], bi = bv[threadIdx.x + k * T];
+    V8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]), fs = __half22float2(sc.h[j]), fb = __half22float2(bi.h[j]);
+      o.h[j] = __floats2half2_rn((f.x - mean) * rstd * fs.x + fb.x, (f.y - mean) * rstd * fs.y + fb.y);
+    }
+    yr[threadIdx.x + k * T] = o;
+  }
+}
+
+template <int T, int K, int MINB>
+__global__ void __launch_bounds__(T, MINB) ln_prefetch(const __half* __restrict__ x, const __half* __restrict__ s,
+                                                       const __half* __restrict__ b, __half* __restrict__ y, int rows,
+                                                       int C, float eps) {
+  __shared__ float sh[T / 32];
+  const V8* sv = reinterpret_cast<const V8*>(s);
+  const V8* bv = reinterpret_cast<const V8*>(b);
+  int row = blockIdx.x;
+  V8 cur[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) cur[k] = reinterpret_cast<const V8*>(x + uint64_t(row) * C)[threadIdx.x + k * T];
+  for (; row < rows; row += gridDim.x) {
+    const int next = row + gridDim.x;
+    V8 nxt[K];
+    if (next < rows)
+#pragma unroll
+      for (int k = 0; k < K; ++k) nxt[k] = reinterpret_cast<const V8*>(x + uint64_t(next) * C)[threadIdx.x + k * T];
+    ln_row_out<T, K>(cur, sv, bv, reinterpret_cast<V8*>(y + uint64_t(row) * C), C, eps, sh);
+#pragma unroll
+    for (int k = 0; k < K; ++k) cur[k] = nxt[k];
+  }
+}
+
+// The same rows through a ring of S row buffers in shared memory filled by the bulk copy engine (cp.async.bulk, one
+// thread issuing, an mbarrier a buffer): S - 1 rows in flight a block while it reduces one, in no registers.
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void bulk_row(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar)) : "memory");
+}
+__device__ __forceinline__ void wait_parity(uint64_t* bar, uint32_t parity) {
+  asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra W;\n}"
+               ::"r"(smem_u32(bar)), "r"(parity) : "memory");
+}
+template <int T, int K, int S>
+__global__ void __launch_bounds__(T) ln_bulk(const __half* __restrict__ x, const __half* __restrict__ s,
+                                             const __half* __restrict__ b, __half* __restrict__ y, int rows, int C,
+                                             float eps) {
+  extern __shared__ __align__(128) unsigned char ring_bytes[];
+  V8* ring = reinterpret_cast<V8*>(ring_bytes);  // S rows of T * K vectors
+  __shared__ __align__(8) uint64_t bar[S];
+  __shared__ float sh[T / 32];
+  const uint32_t bytes = uint32_t(C) * 2;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bar[i])));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int i = 0; i < S; ++i) {
+      const int r = blockIdx.x + i * gridDim.x;
+      if (r < rows) bulk_row(ring + i * T * K, x + uint64_t(r) * C, bytes, &bar[i]);
+    }
+  }
+  __syncthreads();
+  const V8* sv = reinterpret_cast<const V8*>(s);
+  const V8* bv = reinterpret_cast<const V8*>(b);
+  int i = 0;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x, ++i) {
+    const int slot = i % S;
+    wait_parity(&bar[slot], uint32_t(i / S) & 1u);
+    V8 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = ring[slot * T * K + threadIdx.x + k * T];
+    __syncthreads();  // every thread has its vectors: the slot may be refilled
+    if (threadIdx.x == 0) {
+      const int r = row + S * gridDim.x;
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      if (r < rows) bulk_row(ring + slot * T * K, x + uint64_t(r) * C, bytes, &bar[slot]);
+    }
+    ln_row_out<T, K>(v, sv, bv, reinterpret_cast<V8*>(y + uint64_t(row) * C), C, eps, sh);
+  }
+}
+
+#define LNP(TT, KK, B) if (t == TT && k == KK && minb == B) { ln_prefetch<TT, KK, B><<<std::min(rows, sms() * B), TT, 0, st>>>(x, s, b, y, rows, C, eps); return 0; }
+#define LNB(TT, KK, SS, B) if (t == TT && k == KK && stages == SS && minb == B) { \
+  const int smem = SS * TT * KK * 16; \
+  cudaFuncSetAttribute(ln_bulk<TT, KK, SS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); \
+  ln_bulk<TT, KK, SS><<<std::min(rows, sms() * B), TT, smem, st>>>(x, s, b, y, rows, C, eps); return 0; }
+// stages 0: ln_prefetch with blocks = SMs * minb; else ln_bulk with that many buffers a block.
+extern "C" int ln2(int t, int k, int stages, int minb, const __half* x, const __half* s, const __half* b, __half* y,
+                   int rows, int C, float eps, cudaStream_t st) {
+  if (t * k * 8 != C) return 2;
+  if (stages == 0) { LNP(256, 2, 4) LNP(256, 2, 6) LNP(256, 2, 8) LNP(128, 4, 8) LNP(128, 4, 12) LNP(256, 4, 4) LNP(256, 4, 6) LNP(512, 2, 3) }
+  LNB(256, 2, 2, 4) LNB(256, 2, 3, 4) LNB(256, 2, 4, 4) LNB(256, 2, 3, 6) LNB(256, 2, 4, 6) LNB(128, 4, 3, 6) LNB(128, 4, 4, 8)
+  LNB(256, 4, 2, 3) LNB(256, 4, 3, 3) LNB(512, 2, 2, 3) LNB(512, 2, 3, 2)
+  return 1;
+}
+
+// Group norm, x [G][CPG][HW] with a scale and bias per channel: work items are chunks of E = T * K * 8 elements of a
+// channel's image. Partials: (count, mean, squared deviations) of a chunk; combine: a block per group, the chunks in
+// order (Chan); apply: y = (x - mean) * rstd * scale + bias. By slabs of groups: the partials of slab s + 1 and the
+// outputs of slab s in one launch, so that the outputs' second read of slab s finds it in L2 (read there by the
+// previous launch). HINT 1: the partials' loads ask L2 to keep their lines (evict_last), the outputs' loads and
+// stores to drop theirs first (evict_first).
+struct Stat { float n, m, q; };
+__device__ __forceinline__ Stat chan(Stat p, Stat q) {
+  const float n = p.n + q.n;
+  if (n == 0.f) return p;
+  const float d = q.m - p.m, f = q.n / n;
+  return {n, p.m + d * f, p.q + q.q + d * d * p.n * f};
+}
+__device__ __forceinline__ V8 ld_hint(const V8* p, uint64_t pol) {
+  V8 v;
+  uint32_t* r = reinterpret_cast<uint32_t*>(&v);
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "l"(p), "l"(pol));
+  return v;
+}
+__device__ __forceinline__ void st_hint(V8* p, V8 v, uint64_t pol) {
+  const uint32_t* r = reinterpret_cast<const uint32_t*>(&v);
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+               ::"l"(p), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]), "l"(pol) : "memory");
+}
+__device__ __forceinline__ uint64_t policy(bool last) {
+  uint64_t pol;
+  if (last) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+struct GnArgs {
+  const __half *x, *s, *b;
+  __half* y;
+  Stat *partials, *totals;
+  int cpg, hw;                    // channels a group, elements a channel
+  int items;                      // chunks a group
+};
+template <int T, int K, int HINT>
+__device__ __forceinline__ void gn_item(const GnArgs& a, int item, bool apply) {
+  constexpr int E = T * K * 8;
+  __shared__ float sh[T / 32];
+  const int group = item / a.items, chan_ = (item % a.items) / (a.hw / E);
+  const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
+  V8 v[K];
+  const uint64_t pol = HINT ? policy(!apply) : 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k) v[k] = HINT ? ld_hint(xv + threadIdx.x + k * T, pol) : xv[threadIdx.x + k * T];
+  if (!apply) {
+    float sum = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
+    const float mean = block_sum<T>(sum, sh) / E;
+    float sq = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __half22float2(v[k].h[j]);
+        sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+      }
+    sq = block_sum<T>(sq, sh);
+    if (threadIdx.x == 0) a.partials[item] = {float(E), mean, sq};
+    return;
+  }
+  const Stat t = a.totals[group];
+  const int c = group * a.cpg + chan_;
+  const float rstd = rsqrtf(t.q / t.n + 1e-5f);
+  const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
+  V8* yv = reinterpret_cast<V8*>(a.y + uint64_t(item) * E);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    V8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]);
+      o.h[j] = __floats2half2_rn(fmaf(f.x, sc, bi), fmaf(f.y, sc, bi));
+    }
+    if (HINT) st_hint(yv + threadIdx.x + k * T, o, pol);
+    else yv[threadIdx.x + k * T] = o;
+  }
+}
+// Blocks take apply items [a0, a0 + na) and partial items [p0, p0 + np), alternately while both last.
+template <int T, int K, int HINT>
+__global__ void __launch_bounds__(T) gn_pass(GnArgs a, int a0, int na, int p0, int np) {
+  const int both = 2 * min(na, np), b = blockIdx.x;
+  bool apply;
+  int item;
+  if (b < both) apply = (b & 1) == 0, item = (apply ? a0 : p0) + b / 2;
+  else if (na > np) apply = true, item = a0 + (b - both) / 1 + both / 2;
+  else apply = false, item = p0 + (b - both) + both / 2;
+  gn_item<T, K, HINT>(a, item, apply);
+}
+__global__ void __launch_bounds__(256) gn_combine(GnArgs a, int g0) {
+  const int group = g0 + blockIdx.x;
+  const Stat* p = a.partials + uint64_t(group) * a.items;
+  Stat t{0, 0, 0};
+  for (int j = threadIdx.x; j < a.items; j += 256) t = chan(t, p[j]);
+  __shared__ Stat sh[8];
+#pragma unroll
+  for (int m = 16; m; m >>= 1)
+    t = chan(t, Stat{__shfl_xor_sync(~0u, t.n, m), __shfl_xor_sync(~0u, t.m, m), __shfl_xor_sync(~0u, t.q, m)});
+  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Stat r = sh[0];
+    for (int w = 1; w < 8; ++w) r = chan(r, sh[w]);
+    a.totals[group] = r;
+  }
+}
+// MIXED: a launch takes the outputs of slab s and the partials of slab s + 1; else a slab's partials, combine and
+// outputs are three launches back to back.
+template <int T, int K, int HINT>
+void gn_slabs(GnArgs a, int groups, int slab, bool mixed, cudaStream_t st) {
+  const int ipg = a.items;
+  auto pass = [&](int ga, int nga, int gp, int ngp) {
+    const int na = nga * ipg, np = ngp * ipg;
+    if (na + np) gn_pass<T, K, HINT><<<na + np, T, 0, st>>>(a, ga * ipg, na, gp * ipg, np);
+  };
+  int prev = 0, prev_n = 0;
+  for (int g = 0; g < groups; g += slab) {
+    const int n = std::min(slab, groups - g);
+    pass(mixed ? prev : 0, mixed ? prev_n : 0, g, n);
+    gn_combine<<<n, 256, 0, st>>>(a, g);
+    if (!mixed) pass(g, n, 0, 0);
+    prev = g, prev_n = n;
+  }
+  if (mixed) pass(prev, prev_n, 0, 0);
+}
+// hint 0: no cache hints, 1: hints, 2: hints and unmixed launches.
+#define GN(TT, KK, HH) if (t == TT && k == KK && (hint == HH || (HH == 1 && hint == 2))) { \
+  gn_slabs<TT, KK, HH>(a, groups, slab, hint != 2, st); return 0; }
+// x [groups][cpg][hw] float16; ws: groups * (hw * cpg / (t * k * 8) + 1) Stats.
+extern "C" int gn(int t, int k, int hint, int slab, const __half* x, const __half* s, const __half* b, __half* y,
+                  void* ws, int groups, int cpg, int hw, cudaStream_t st) {
+  if (hw % (t * k * 8)) return 2;
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * k * 8))};
+  a.totals = a.partials + uint64_t(groups) * a.items;
+  GN(128, 2, 0) GN(128, 2, 1) GN(256, 2, 0) GN(256, 2, 1) GN(128, 4, 0) GN(128, 4, 1) GN(256, 4, 1)
+  return 1;
+}
+extern "C" int l2_bytes() { int d, n; cudaGetDevice(&d); cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, d); return n; }
