@@ -243,6 +243,61 @@ struct BatchNormGradOp {
     }
 };
 
+// Layer normalization's layout: MVN over packed rows (x and y alike), whose scale, bias and addend are each absent
+// or one row-long vector every row shares. A block per row; an element's offset in every operand is the row's
+// start or none, plus its column, computed as it is used rather than held per operand: the held-group run kernel
+// kept five operands' 64-bit offsets and their early loads, 56 registers and half a multiprocessor's threads, and ran
+// layer norm [8,2048,4096] at 54-58% of the H200's copy bandwidth where this kernel's shape ran at 72% standalone
+// (bench/README.md, runs K and M). The arithmetic is NormalizeOp's. Two vectors a thread fit 40 registers, six blocks
+// of 256 a multiprocessor (ptxas -v, sm_90: 47 unbounded, spills at 32); four spill at 40 and keep the plain bound.
+constexpr int rows_min_blocks(int team, int items) { return items <= 2 ? std::min(1536 / team, 32) : 1; }
+
+template <class T, int TEAM, int ITEMS>
+__global__ void __launch_bounds__(TEAM, rows_min_blocks(TEAM, ITEMS))
+    normalize_rows_kernel(NormalizeOp<T> op, uint32_t row) {
+    using Op = NormalizeOp<T>;
+    constexpr int VEC = kVec<T>;
+    const uint64_t start = uint64_t(blockIdx.x) * row;
+    // Vector k's offsets: the row's start in x and y, the column alone in the shared operands.
+    auto at = [&](int k, int64_t(&off)[Op::N]) {
+        const uint32_t e = (threadIdx.x + uint32_t(k) * TEAM) * VEC;
+        off[Op::X] = off[Op::Y] = int64_t(start + e);
+        off[Op::Scale] = off[Op::Bias] = off[Op::Add] = e;
+        return e < row;
+    };
+    Vector<T, VEC> v[ITEMS][1];
+    int held = 0;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        int64_t off[Op::N];
+        if (at(k, off)) {
+            op.template gather<VEC>(off, v[k]);
+            held = k + 1;
+        }
+    }
+    const int64_t none[Op::N] = {};
+    const typename Op::Coef c =
+        op.finish(op.reduce(Team<TEAM>{unsigned(TEAM), threadIdx.x}, v, held, row, none), none, blockIdx.x, row, false);
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        int64_t off[Op::N];
+        if (k < held && at(k, off)) {
+            op.template output<VEC>(v[k], op.template operands<VEC>(off), c);
+            op.template store_output<VEC>(off, v[k][0]);
+        }
+    }
+}
+
+// A block of the first run shape that holds a row, per row.
+template <class T, int S = 0>
+void launch_rows(const NormalizeOp<T>& op, uint64_t rows, uint32_t row, cudaStream_t stream) {
+    constexpr RunShape shape = kRunShapes[S];
+    if constexpr (S + 1 < int(std::size(kRunShapes)))
+        if (row > shape.holds(kVec<T>)) return launch_rows<T, S + 1>(op, rows, row, stream);
+    normalize_rows_kernel<T, shape.team, shape.vectors><<<unsigned(rows), shape.team, 0, stream>>>(op, row);
+    check_launch("normalization");
+}
+
 // MVN (inputs x, scale?, bias?) and batch normalization training (inputs x, scale, bias, add?; outputs y, mean,
 // variance).
 class NormalizeKernel : public CudaKernel {
@@ -272,6 +327,16 @@ public:
         const int vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
         for (int k : {Op::Scale, Op::Bias, Op::Add})
             if (plan_.g.runs_in_vectors(k, vec)) vector_operands_ |= 1u << k;
+        // Rows: a group is one run a block holds (so x and y step by 1 along it), the rows packed one after another
+        // in both, and each optional operand present a vector along the row that every row shares.
+        const Groups<Op::N>& g = plan_.g;
+        rows_ = plan_.runs && g.chunks == 1 && !statistics_ && g.outer.rank == 1 &&
+                (g.outer.count == 1 || (g.outer.strides[Op::X][0] == int64_t(g.size) &&
+                                        g.outer.strides[Op::Y][0] == int64_t(g.size)));
+        const int inputs[] = {1, 2, add_};  // of Scale, Bias, Add
+        for (int k : {Op::Scale, Op::Bias, Op::Add})
+            if (input_desc(node, inputs[k - Op::Scale]))
+                rows_ = rows_ && (vector_operands_ >> k & 1) && (g.outer.count == 1 || g.outer.strides[k][0] == 0);
     }
 
     uint64_t workspace_size() const override { return plan_.workspace(); }
@@ -293,6 +358,7 @@ public:
             auto in_vectors = [&](int k, const T* p) { return !(vector_operands_ >> k & 1) || aligned16(p); };
             const bool aligned = aligned16(op.x) && aligned16(y) && in_vectors(NormalizeOp<T>::Scale, op.scale) &&
                                  in_vectors(NormalizeOp<T>::Bias, op.bias) && in_vectors(NormalizeOp<T>::Add, op.add);
+            if (rows_ && aligned) return launch_rows<T>(op, plan_.g.outer.count, uint32_t(plan_.g.size), a.stream);
             run_groups(plan_, op, aligned, a.workspace, sm_count_, a.stream, "normalization");
         });
     }
@@ -302,6 +368,7 @@ private:
     int sm_count_;
     int add_ = -1;  // the input index of the fused addend (training), -1 for none
     bool statistics_ = false, normalize_variance_ = true;
+    bool rows_ = false;             // layer normalization's layout: normalize_rows_kernel
     unsigned vector_operands_ = 0;  // NormalizeOp::vector_operands
     float epsilon_ = 0;
     FusedActivation act_;
