@@ -1,7 +1,7 @@
 // Candidate kernels outside the executor, to choose a scheme before changing it: layer norm rows, packed
 // element-wise maps (bench/README.md, run K), and pipelined layer norm rows and group norm by slabs (run N), float16,
-// with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch. Build: nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o
-// cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
+// with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch. Build:
+// nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
 #include <cuda_fp16.h>
 #include <algorithm>
 #include <cstdint>

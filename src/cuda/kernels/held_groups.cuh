@@ -209,10 +209,10 @@ struct Team {
 };
 
 // Each group's `chunks` partials combined in a fixed order (deterministic) by a team of TEAM threads into
-// totals[group] (Triple{} is the empty partial; `partials` and `totals` start at the launch's first group): once per group, where each chunk combining them for itself cost more
-// instructions than the chunk's own elements. A warp per group where the groups are many; a block of 256 per group
-// where they are few and long: group norm's 32 groups of 2048 partials took a warp 13 us of round trips (Nsight
-// Compute, H200), a sixth of its first pass.
+// totals[group] (Triple{} is the empty partial; `partials` and `totals` start at the launch's first group): once per
+// group, where each chunk combining them for itself cost more instructions than the chunk's own elements. A warp per
+// group where the groups are many; a block of 256 per group where they are few and long: group norm's 32 groups of
+// 2048 partials took a warp 13 us of round trips (Nsight Compute, H200), a sixth of its first pass.
 template <class Op, int TEAM>
 __global__ void __launch_bounds__(256)
     combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks, Triple* totals) {
