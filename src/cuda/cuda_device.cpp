@@ -65,7 +65,6 @@ CudaDevice::CudaDevice(int index) : index_(index) {
     check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
     name_ = prop.name;
     sm_count_ = prop.multiProcessorCount;
-    l2_bytes_ = uint64_t(prop.l2CacheSize);
     compute_major_ = prop.major;
     DeviceGuard guard(index_);
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");

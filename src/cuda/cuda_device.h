@@ -81,7 +81,6 @@ public:
 
     int index() const { return index_; }
     int sm_count() const { return sm_count_; }
-    uint64_t l2_bytes() const { return l2_bytes_; }  // the L2 cache's size
     int compute_capability_major() const { return compute_major_; }
     cudaStream_t stream() const { return stream_; }
     // Held by whoever enqueues work on stream(): a capture must see no other thread's work.
@@ -96,7 +95,6 @@ private:
     int index_;
     std::string name_;
     int sm_count_ = 0, compute_major_ = 0;
-    uint64_t l2_bytes_ = 0;
     cudaStream_t stream_ = nullptr;
     std::mutex stream_mutex_;
     // Freed blocks by rounded size, reused last-in first-out: cudaMalloc and cudaFree are slow (cudaFree

@@ -210,8 +210,8 @@ public:
         using Op = SoftmaxOp<float>;
         std::vector<bool> reduced(x.rank(), false);
         for (uint32_t a : desc_.axes) reduced[a] = true;
-        plan_ = plan_groups<Op>(x.sizes, reduced, {signed_strides(x), signed_strides(node.outputs[0])}, type_,
-                                device.l2_bytes(), {Op::X, Op::Y});
+        plan_ = plan_groups<Op::N>(x.sizes, reduced, {signed_strides(x), signed_strides(node.outputs[0])}, Op::kWide,
+                                   type_, {Op::X, Op::Y});
     }
 
     uint64_t workspace_size() const override { return held_ ? plan_.workspace() : 0; }

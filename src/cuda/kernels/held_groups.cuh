@@ -1,10 +1,9 @@
 // Operators over groups of elements (normalizations, softmax) whose groups a team of threads holds in registers:
 // the team takes a group, or a chunk of a large one, reduces it and writes the outputs from those registers, so
-// that a group that fits is read once and written once. Larger groups take two passes over their chunks: partial
-// results per chunk into the workspace, combined per group (in a fixed order: deterministic) into the group's total,
-// then each chunk reads its group's total and writes. They go by slabs of groups a third of the L2 cache holds: one
-// launch writes the outputs of slab s, whose second read finds it in L2 (the launch before read it), together with
-// the partials of slab s + 1, so that the group is read from DRAM once.
+// that a group that fits is read once and written once. Larger groups take three launches: partial results per
+// chunk into the workspace; a warp per group combining its partials (in a fixed order: deterministic) into the
+// group's total; then each chunk reads its group's total and writes, walking the chunks backwards so that it starts
+// on those the cache may still hold from the first launch.
 // Where the streamed operands are contiguous along the innermost dimension they move in 16-byte vectors.
 // An operator supplies an Op (gather, operands, reduce, combine, finish, output, store_output: see held_group_item). A thread
 // holds its elements as stored (float16 two to a register: fewer registers, more threads per multiprocessor).
@@ -79,7 +78,6 @@ struct Groups {
 // How a node's groups run, settled at compile.
 template <int N>
 struct GroupPlan {
-    uint64_t slab;     // groups a launch takes the partials of, where they are cut into chunks
     Groups<N> g;       // the streams move vectors where `vectors` and their addresses allow (checked at dispatch)
     Groups<N> scalar;  // where they do not: g's groups, cut for teams of 32 or 256 moving elements
     int team, scalar_team;
@@ -98,20 +96,17 @@ struct GroupPlan {
     uint64_t workspace() const { return chunks() > 1 ? g.outer.count * (chunks() + 1) * sizeof(Triple) : 0; }
 };
 
-// Groups over the `reduced` dimensions of `sizes`, for Op's operands viewed at `sizes` through `strides`, on a device
-// of `cache_bytes` of L2 (a slab of groups cut into chunks reads a third of it). `streams` are
+// Groups over the `reduced` dimensions of `sizes`, for N operands viewed at `sizes` through `strides`. `streams` are
 // the operands read or written element by element in full; `operands` those an output vector reads besides, which
 // the vector kernels take where each runs in vectors too or is constant along them (per-channel scale and bias).
 // The narrowest team holding a whole group takes it (teams of 32 to 1024 threads where `wide` and the streams move
 // in vectors, else 32 or 256: scalar teams of 1024 would spill); larger groups are cut into chunks: the fewest equal
 // ones per run that kRunShapes[kChunkShape] holds where the runs allow (at least kRunShapes[0]'s worth each), else
 // chunks of kChunkTeam * kHeld elements.
-template <class Op>
-GroupPlan<Op::N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
-                             const std::array<std::vector<int64_t>, Op::N>& strides, DataType type,
-                             uint64_t cache_bytes, std::initializer_list<int> streams,
-                             std::initializer_list<int> operands = {}) {
-    constexpr int N = Op::N;
+template <int N>
+GroupPlan<N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduced,
+                         const std::array<std::vector<int64_t>, N>& strides, bool wide, DataType type,
+                         std::initializer_list<int> streams, std::initializer_list<int> operands = {}) {
     Sizes outer_sizes, inner_sizes;
     std::array<std::vector<int64_t>, N> outer, inner;
     for (size_t d = 0; d < sizes.size(); ++d) {
@@ -138,7 +133,7 @@ GroupPlan<Op::N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduce
         p.vectors = p.vectors && g.runs_in_vectors(k, vec);
     for (int k : operands)
         p.vectors = p.vectors && (g.last[k] == 0 || g.runs_in_vectors(k, vec));
-    const bool wide = Op::kWide && p.vectors;
+    wide = wide && p.vectors;
     auto cut = [](Groups<N>& h, bool wide_teams) {  // the team that takes h's groups, or its chunks
         for (int team : {32, 64, 128, 256, 512, 1024})
             if ((wide_teams || team == 32 || team == 256) && uint64_t(team) * kHeld >= h.size) {
@@ -149,7 +144,6 @@ GroupPlan<Op::N> plan_groups(const Sizes& sizes, const std::vector<bool>& reduce
         h.chunks = (h.size + h.chunk - 1) / h.chunk;
         return kChunkTeam;
     };
-    p.slab = std::max<uint64_t>(1, cache_bytes / 3 / (g.size * element_size(type) * Op::kStreams));
     p.scalar = g;
     p.scalar_team = cut(p.scalar, false);
     p.team = cut(g, wide);
@@ -178,27 +172,6 @@ struct FixedPass {
     __device__ constexpr operator Pass() const { return P; }
 };
 
-// The work items of one launch: `whole` items of groups a team holds, or the outputs of items [apply, apply +
-// applies) and the partials of items [partial, partial + partials) of groups cut into chunks, taken alternately while
-// both last (a launch then reads from L2 and from DRAM at once), the rest of the longer range after.
-struct LaunchItems {
-    uint64_t whole = 0, apply = 0, applies = 0, partial = 0, partials = 0;
-    __host__ __device__ uint64_t count() const { return whole + applies + partials; }
-    // Launch item i's pass, and its work item.
-    __device__ __forceinline__ Pass at(uint64_t i, uint64_t& item) const {
-        if (whole) return item = i, Pass::Whole;
-        const uint64_t both = 2 * min(applies, partials);
-        const bool apply_item = i < both ? i % 2 == 0 : applies > partials;
-        item = (apply_item ? apply : partial) + (i < both ? i / 2 : i - both / 2);
-        return apply_item ? Pass::Apply : Pass::Partials;
-    }
-};
-
-// The workspace of groups cut into chunks: each chunk's partial, then each group's total.
-struct GroupWorkspace {
-    Triple *partials, *totals;
-};
-
 // A team of threads that takes a work item: a warp (MAX = 32: eight teams a block) or a whole block of `size` <=
 // MAX threads (a multiple of 32). One kernel serves every block size up to MAX: fewer instantiations to compile.
 template <int MAX>
@@ -209,10 +182,10 @@ struct Team {
 };
 
 // Each group's `chunks` partials combined in a fixed order (deterministic) by a team of TEAM threads into
-// totals[group] (Triple{} is the empty partial; `partials` and `totals` start at the launch's first group): once per
-// group, where each chunk combining them for itself cost more instructions than the chunk's own elements. A warp per
-// group where the groups are many; a block of 256 per group where they are few and long: group norm's 32 groups of
-// 2048 partials took a warp 13 us of round trips (Nsight Compute, H200), a sixth of its first pass.
+// totals[group] (Triple{} is the empty partial): once per group, where each chunk combining them for itself cost more
+// instructions than the chunk's own elements. A warp per group where the groups are many; a block of 256 per group
+// where they are few and long: group norm's 32 groups of 2048 partials took a warp 13 us of round trips (Nsight
+// Compute, H200), a sixth of its first pass.
 template <class Op, int TEAM>
 __global__ void __launch_bounds__(256)
     combine_kernel(const Triple* partials, uint64_t groups, uint64_t chunks, Triple* totals) {
@@ -237,15 +210,16 @@ __global__ void __launch_bounds__(256)
 
 // Work item `item` is chunk item % chunks of group item / chunks, taken by a Team<TEAM>. Thread `lane` holds vectors
 // lane, lane + team size, ... of its chunk. Whole: reduce the group and write it. Partials: reduce the chunk into
-// ws.partials[item] (written by lane 0). Apply: take the group's total, ws.totals[group] (combine_kernel's), and
-// write the chunk. RUNS: the plan's `runs`, with a block of exactly TEAM threads per item, indexed in 32 bits.
+// ws[item] (written by lane 0). Apply: take the group's total, ws[group] (combine_kernel's), and write the chunk.
+// RUNS: the plan's `runs`, with a block of exactly TEAM threads per item, indexed in 32 bits, and the pass a
+// FixedPass: each run kernel compiles one pass's code, in fewer registers.
 // Op supplies the streams (gather; operands, an output vector's other inputs, of type Operands<VEC>; output, which
 // turns a vector's held streams and operands into its output in place; store_output), the reduction (reduce,
 // combine) and the group's coefficients (finish, which also writes the per-group outputs, once: they are packed with
 // size 1 on the reduced dimensions, so group g's element is at g).
 template <class Op, int TEAM, int VEC, int ITEMS, bool RUNS, class P>
 __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op& op, const Team<TEAM>& team,
-                                                P pass, uint64_t item, GroupWorkspace ws) {
+                                                P pass, uint64_t item, Triple* ws) {
     constexpr int N = Op::N;
     const unsigned lane = team.lane;
     uint64_t group, begin, end;
@@ -303,11 +277,11 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
         }
     Triple total;
     if (pass == Pass::Apply) {
-        total = ws.totals[group];
+        total = ws[group];
     } else {
         total = op.reduce(team, v, held, end - begin, base);
         if (pass == Pass::Partials) {
-            if (lane == 0) ws.partials[item] = total;
+            if (lane == 0) ws[item] = total;
             return;
         }
     }
@@ -330,107 +304,90 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     }
 }
 
-// A launch's items, a grid-stride loop.
+// One pass over every work item, a grid-stride loop; Apply takes the items last to first.
 template <class Op, int TEAM, int VEC>
 __global__ void __launch_bounds__(TEAM < 256 ? 256 : TEAM)
-    held_group_kernel(Groups<Op::N> g, Op op, LaunchItems items, GroupWorkspace ws) {
+    held_group_kernel(Groups<Op::N> g, Op op, Pass pass, Triple* ws) {
     const Team<TEAM> team{TEAM == 32 ? unsigned(TEAM) : blockDim.x, threadIdx.x};
-    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < items.count();
-         i += uint64_t(gridDim.x) * blockDim.y) {
-        uint64_t item;
-        const Pass pass = items.at(i, item);
-        held_group_item<Op, TEAM, VEC, kHeld / VEC, false>(g, op, team, pass, item, ws);
-    }
+    const uint64_t items = g.outer.count * g.chunks;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < items;
+         i += uint64_t(gridDim.x) * blockDim.y)
+        held_group_item<Op, TEAM, VEC, kHeld / VEC, false>(g, op, team, pass, pass == Pass::Apply ? items - 1 - i : i,
+                                                           ws);
 }
 
-// The plan's runs: a block of TEAM threads per launch item, each holding ITEMS vectors; CHUNKS: groups cut into
-// chunks (a block's pass at run time), else whole groups (the pass fixed: less code, fewer registers). Run blocks fill
-// a multiprocessor's 1024 threads at 64 registers each: on the H200 that measured faster than 768 threads with more
-// registers (layer norm [8,2048,4096] 2153 against 2089 GB/s, softmax and group norm alike or better, when the
-// kernels spilled at 64).
-template <class Op, int TEAM, int VEC, int ITEMS, bool CHUNKS>
-__global__ void __launch_bounds__(TEAM, 1024 / TEAM)
-    held_run_kernel(Groups<Op::N> g, Op op, LaunchItems items, GroupWorkspace ws) {
-    const Team<TEAM> team{unsigned(TEAM), threadIdx.x};
-    if constexpr (CHUNKS) {
-        uint64_t item;
-        const Pass pass = items.at(blockIdx.x, item);
-        held_group_item<Op, TEAM, VEC, ITEMS, true>(g, op, team, pass, item, ws);
-    } else {
-        held_group_item<Op, TEAM, VEC, ITEMS, true>(g, op, team, FixedPass<Pass::Whole>{}, blockIdx.x, ws);
-    }
+// The plan's runs, pass PASS: a block of TEAM threads per work item, each holding ITEMS vectors, Apply's items last
+// to first. Run blocks fill a multiprocessor's 1024 threads at 64 registers each: on the H200 that measured faster
+// than 768 threads with more registers (layer norm [8,2048,4096] 2153 against 2089 GB/s, softmax and group norm
+// alike or better, when the kernels spilled at 64).
+template <class Op, int TEAM, int VEC, int ITEMS, Pass PASS>
+__global__ void __launch_bounds__(TEAM, 1024 / TEAM) held_run_kernel(Groups<Op::N> g, Op op, Triple* ws) {
+    const uint32_t item = PASS == Pass::Apply ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    held_group_item<Op, TEAM, VEC, ITEMS, true>(g, op, Team<TEAM>{unsigned(TEAM), threadIdx.x}, FixedPass<PASS>{},
+                                                item, ws);
 }
 
-// launch(items) for the plan's groups: every item whole where a team holds a group; else by slabs of `slab` groups,
-// a launch taking the outputs of one slab and the partials of the next, each slab's totals combined between them.
+// launch(pass, ws) for the passes of the plan's groups: Whole where a team holds a group, else Partials (into the
+// workspace's partials), the groups' totals combined, then Apply (reading them).
 template <class Op, class F>
-void for_each_launch(const Groups<Op::N>& g, uint64_t slab, void* workspace, cudaStream_t stream, const char* what,
-                     F&& launch) {
-    const uint64_t groups = g.outer.count, chunks = g.chunks;
-    const GroupWorkspace ws{static_cast<Triple*>(workspace), static_cast<Triple*>(workspace) + groups * chunks};
-    if (chunks == 1) return launch(LaunchItems{.whole = groups}, ws);
-    uint64_t last = 0, lasts = 0;  // the slab whose outputs are left to write
-    for (uint64_t first = 0; first < groups; first += slab) {
-        const uint64_t n = std::min(slab, groups - first);
-        launch(LaunchItems{.apply = last * chunks, .applies = lasts * chunks, .partial = first * chunks,
-                           .partials = n * chunks},
-               ws);
-        Triple *partials = ws.partials + first * chunks, *totals = ws.totals + first;
-        if (chunks >= 256 && n <= 1024) {
-            combine_kernel<Op, 256><<<unsigned(n), 256, 0, stream>>>(partials, n, chunks, totals);
-        } else {
-            const unsigned blocks = unsigned((n + 7) / 8);  // 8 warps a block
-            combine_kernel<Op, 32><<<blocks, 256, 0, stream>>>(partials, n, chunks, totals);
-        }
-        check_launch(what);
-        last = first, lasts = n;
+void for_each_pass(const Groups<Op::N>& g, Triple* ws, cudaStream_t stream, const char* what, F&& launch) {
+    if (g.chunks == 1) return launch(Pass::Whole, ws);
+    launch(Pass::Partials, ws);
+    Triple* totals = ws + g.outer.count * g.chunks;
+    const uint64_t groups = g.outer.count;
+    if (g.chunks >= 256 && groups <= 1024) {
+        combine_kernel<Op, 256><<<unsigned(groups), 256, 0, stream>>>(ws, groups, g.chunks, totals);
+    } else {
+        const unsigned blocks = unsigned((groups + 7) / 8);  // 8 warps a block
+        combine_kernel<Op, 32><<<blocks, 256, 0, stream>>>(ws, groups, g.chunks, totals);
     }
-    launch(LaunchItems{.apply = last * chunks, .applies = lasts * chunks}, ws);
+    check_launch(what);
+    launch(Pass::Apply, totals);
 }
 
 // The group kernel with teams of at most TEAM threads, `team` threads each.
 template <class Op, int TEAM, int VEC>
-void launch_passes(const Groups<Op::N>& g, uint64_t slab, unsigned team, const Op& op, void* ws, int sm_count,
+void launch_passes(const Groups<Op::N>& g, unsigned team, const Op& op, Triple* ws, int sm_count,
                    cudaStream_t stream, const char* what) {
     const unsigned per_block = TEAM == 32 ? 8 : 1;
-    for_each_launch<Op>(g, slab, ws, stream, what, [&](LaunchItems items, GroupWorkspace w) {
-        const uint64_t want = (items.count() + per_block - 1) / per_block;
-        const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
-        held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, items, w);
+    const uint64_t want = (g.outer.count * g.chunks + per_block - 1) / per_block;
+    const unsigned blocks = unsigned(std::clamp<uint64_t>(want, 1, uint64_t(std::max(sm_count, 1)) * 64));
+    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+        held_group_kernel<Op, TEAM, VEC><<<blocks, dim3(team, per_block), 0, stream>>>(g, op, pass, w);
         check_launch(what);
     });
 }
 
 // Warps, blocks of 256, and (wide operators moving vectors) blocks of 64 to 1024 threads.
 template <class Op, int VEC>
-void launch_team(const Groups<Op::N>& g, uint64_t slab, int team, const Op& op, void* ws, int sm_count,
-                 cudaStream_t stream, const char* what) {
-    if (team == 32) return launch_passes<Op, 32, VEC>(g, slab, 32, op, ws, sm_count, stream, what);
-    if constexpr (Op::kWide && VEC > 1) launch_passes<Op, 1024, VEC>(g, slab, team, op, ws, sm_count, stream, what);
-    else launch_passes<Op, 256, VEC>(g, slab, 256, op, ws, sm_count, stream, what);
+void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int sm_count, cudaStream_t stream,
+                 const char* what) {
+    if (team == 32) return launch_passes<Op, 32, VEC>(g, 32, op, ws, sm_count, stream, what);
+    if constexpr (Op::kWide && VEC > 1) launch_passes<Op, 1024, VEC>(g, team, op, ws, sm_count, stream, what);
+    else launch_passes<Op, 256, VEC>(g, 256, op, ws, sm_count, stream, what);
 }
 
-// The plan's runs: a block of the first run shape that holds an item per launch item (plan_groups keeps the items
-// within a grid's 2^31 - 1 blocks). Groups cut into several chunks are cut for kRunShapes[kChunkShape] or the shapes
-// before it: only those compile the chunks' kernel.
+// The plan's runs: a block of the first run shape that holds an item per item (plan_groups keeps the items within
+// a grid's 2^31 - 1 blocks). Groups cut into several chunks are cut for kRunShapes[kChunkShape] or the shapes
+// before it: only those compile the Partials and Apply passes.
 template <class Op, int VEC, int S = 0>
-void launch_runs(const Groups<Op::N>& g, uint64_t slab, const Op& op, void* ws, cudaStream_t stream,
-                 const char* what) {
+void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t stream, const char* what) {
     constexpr RunShape shape = kRunShapes[S];
     if constexpr (S + 1 < int(std::size(kRunShapes)))
-        if (g.chunk > shape.holds(VEC)) return launch_runs<Op, VEC, S + 1>(g, slab, op, ws, stream, what);
-    for_each_launch<Op>(g, slab, ws, stream, what, [&](LaunchItems items, GroupWorkspace w) {
-        const unsigned blocks = unsigned(items.count());
-        if (items.whole) {
-            held_run_kernel<Op, shape.team, VEC, shape.vectors, false><<<blocks, shape.team, 0, stream>>>(g, op, items,
-                                                                                                        w);
-        } else if constexpr (S <= kChunkShape) {
-            held_run_kernel<Op, shape.team, VEC, shape.vectors, true><<<blocks, shape.team, 0, stream>>>(g, op, items,
-                                                                                                       w);
+        if (g.chunk > shape.holds(VEC)) return launch_runs<Op, VEC, S + 1>(g, op, ws, stream, what);
+    const unsigned blocks = unsigned(g.outer.count * g.chunks);
+    auto launch = [&]<Pass P>(Triple* w) {
+        held_run_kernel<Op, shape.team, VEC, shape.vectors, P><<<blocks, shape.team, 0, stream>>>(g, op, w);
+        check_launch(what);
+    };
+    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+        if (pass == Pass::Whole) return launch.template operator()<Pass::Whole>(w);
+        if constexpr (S <= kChunkShape) {
+            if (pass == Pass::Partials) return launch.template operator()<Pass::Partials>(w);
+            return launch.template operator()<Pass::Apply>(w);
         } else {
             throw std::logic_error(std::string(what) + ": a chunk larger than plan_groups cuts");
         }
-        check_launch(what);
     });
 }
 
@@ -438,11 +395,12 @@ void launch_runs(const Groups<Op::N>& g, uint64_t slab, const Op& op, void* ws, 
 template <class Op>
 void run_groups(const GroupPlan<Op::N>& p, const Op& op, bool aligned, void* ws, int sm_count, cudaStream_t stream,
                 const char* what) {
+    auto* triples = static_cast<Triple*>(ws);  // the chunks' partials, then the groups' totals
     constexpr int vec = kVec<typename Op::Type>;
     if constexpr (Op::kWide)  // runs are planned for wide operators only; they move vectors
-        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, p.slab, op, ws, stream, what);
-    if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.slab, p.team, op, ws, sm_count, stream, what);
-    else launch_team<Op, 1>(p.scalar, p.slab, p.scalar_team, op, ws, sm_count, stream, what);
+        if (p.runs && aligned) return launch_runs<Op, vec>(p.g, op, triples, stream, what);
+    if (p.vectors && aligned) launch_team<Op, vec>(p.g, p.team, op, triples, sm_count, stream, what);
+    else launch_team<Op, 1>(p.scalar, p.scalar_team, op, triples, sm_count, stream, what);
 }
 
 }  // namespace dml::cuda

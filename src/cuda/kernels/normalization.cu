@@ -321,8 +321,8 @@ public:
         st[Op::Scale] = strides_at(input_desc(node, 1), x.sizes);
         st[Op::Bias] = strides_at(input_desc(node, 2), x.sizes);
         st[Op::Add] = strides_at(input_desc(node, add_), x.sizes);
-        plan_ = plan_groups<Op>(x.sizes, reduced, st, type_, device.l2_bytes(), {Op::X, Op::Y},
-                                {Op::Scale, Op::Bias, Op::Add});
+        plan_ = plan_groups<Op::N>(x.sizes, reduced, st, Op::kWide, type_, {Op::X, Op::Y},
+                                   {Op::Scale, Op::Bias, Op::Add});
         // The optional operands present that run contiguously along the vectors of x load in vectors.
         const int vec = type_ == DataType::Float16 ? kVec<__half> : kVec<float>;
         for (int k : {Op::Scale, Op::Bias, Op::Add})
@@ -391,8 +391,8 @@ public:
         st[Op::Mean] = strides_at(input_desc(node, 2), x.sizes);
         st[Op::Variance] = strides_at(input_desc(node, 3), x.sizes);
         st[Op::Scale] = strides_at(input_desc(node, 4), x.sizes);
-        plan_ = plan_groups<Op>(x.sizes, broadcast_dims(x, node.inputs[2]->desc), st, type_, device.l2_bytes(),
-                                {Op::X, Op::Dy, Op::Dx});
+        plan_ = plan_groups<Op::N>(x.sizes, broadcast_dims(x, node.inputs[2]->desc), st, Op::kWide, type_,
+                                   {Op::X, Op::Dy, Op::Dx});
     }
 
     uint64_t workspace_size() const override { return plan_.workspace(); }
