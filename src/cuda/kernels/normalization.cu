@@ -247,8 +247,9 @@ struct BatchNormGradOp {
 // or one row-long vector every row shares. A block per row; an element's offset in every operand is the row's
 // start or none, plus its column, computed as it is used rather than held per operand: the held-group run kernel
 // kept five operands' 64-bit offsets and their early loads, 56 registers and half a multiprocessor's threads, and ran
-// layer norm [8,2048,4096] at 54-58% of the H200's copy bandwidth where this kernel's shape ran at 72% standalone
-// (bench/README.md, runs K and M). The arithmetic is NormalizeOp's. Two vectors a thread fit 40 registers, six blocks
+// layer norm [8,2048,4096] at 0.86x torch's kernel on the H200 (run M); this one ran it at 1.21x on an H100 (run N,
+// bench/README.md, where neither a prefetch of the next row nor a ring of bulk-copied rows did better). The
+// arithmetic is NormalizeOp's. Two vectors a thread fit 40 registers, six blocks
 // of 256 a multiprocessor (ptxas -v, sm_90: 47 unbounded, spills at 32); four spill at 40 and keep the plain bound.
 constexpr int rows_min_blocks(int team, int items) { return items <= 2 ? std::min(1536 / team, 32) : 1; }
 
