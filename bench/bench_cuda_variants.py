@@ -18,17 +18,19 @@ def t(fn, reps=20):
         b.record(); torch.cuda.synchronize()
         res.append(a.elapsed_time(b) / reps / 1e3)
     return sorted(res)[3]
+def layer_norm_case(R, C):
+    """Inputs, output, GB moved, float32 reference and torch's time of a layer norm of [R, C]."""
+    x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    gb = 2 * x.nbytes / 1e9
+    tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
+    print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
+    return x, s, b, torch.empty_like(x), gb, F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5), tt
 x = torch.empty(64 << 20, dtype=torch.float16, device="cuda"); y = torch.empty_like(x)
 print(f"copy 128MiB->128MiB: {2 * x.nbytes / t(lambda: y.copy_(x)) / 1e9:.0f} GB/s")
 for R, C, cfgs in [] if "ln" not in only else [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192, [(256,4),(512,2),(128,8),(1024,1)]),
                    (2048, 1280, [(32, 5)])]:
-    x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
-    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
-    y = torch.empty_like(x)
-    gb = 2 * x.nbytes / 1e9
-    ref = F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5)
-    tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
-    print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
+    x, s, b, y, gb, ref, tt = layer_norm_case(R, C)
     for T, K in cfgs:
         for mode in (0, 1):
             for minb in (1, 2, 4, 8, 12, 16):
@@ -57,13 +59,7 @@ for R, C, cfgs in [] if "ln2" not in only else [
          [(256, 2, sg, b) for sg, b in ((2, 4), (3, 4), (4, 4), (3, 6), (4, 6))] + [(128, 4, 3, 6), (128, 4, 4, 8)]),
         (16384, 8192, [(256, 4, 0, 4), (256, 4, 0, 6), (512, 2, 0, 3), (256, 4, 2, 3), (256, 4, 3, 3),
                        (512, 2, 2, 3), (512, 2, 3, 2)])]:
-    x = torch.randn(R, C, dtype=torch.float16, device="cuda") * 2 + 3
-    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
-    y = torch.empty_like(x)
-    gb = 2 * x.nbytes / 1e9
-    ref = F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5)
-    tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
-    print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
+    x, s, b, y, gb, ref, tt = layer_norm_case(R, C)
     for T, K, stages, minb in cfgs:
         args = (T, K, stages, minb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), R, C, 1e-5, st)
         y.zero_()

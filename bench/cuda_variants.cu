@@ -38,6 +38,44 @@ template <int T> __device__ __forceinline__ float2 block_sum2(float2 v, float2* 
   return v;
 }
 
+// The mean of the n elements a block of T threads holds (K vectors a thread) and their squared deviations from it,
+// in two passes over the registers.
+template <int T, int K>
+__device__ __forceinline__ float2 held_stats(const V8 (&v)[K], int n, float* sh) {
+  float sum = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
+  const float mean = block_sum<T>(sum, sh) / n;
+  float sq = 0;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]);
+      sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+    }
+  return {mean, block_sum<T>(sq, sh)};
+}
+
+// y = (x - mean) * rstd * s + b of the row's vectors a thread holds.
+template <int T, int K>
+__device__ __forceinline__ void ln_store(const V8 (&v)[K], const V8* sv, const V8* bv, V8* yr, float mean,
+                                         float rstd) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const V8 sc = sv[threadIdx.x + k * T], bi = bv[threadIdx.x + k * T];
+    V8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]), fs = __half22float2(sc.h[j]), fb = __half22float2(bi.h[j]);
+      o.h[j] = __floats2half2_rn((f.x - mean) * rstd * fs.x + fb.x, (f.y - mean) * rstd * fs.y + fb.y);
+    }
+    yr[threadIdx.x + k * T] = o;
+  }
+}
+
 // One row per block of T threads, each holding K vectors of 8 halves. MODE 0: two reductions (mean, then squared
 // deviations from registers); MODE 1: one reduction of shifted sums (shift = row's first element).
 template <int T, int K, int MODE, int MINB>
@@ -53,21 +91,9 @@ __global__ void __launch_bounds__(T, MINB) ln_kernel(const __half* __restrict__ 
   for (int k = 0; k < K; ++k) v[k] = xr[threadIdx.x + k * T];
   float mean, rstd;
   if constexpr (MODE == 0) {
-    float sum = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
-    mean = block_sum<T>(sum, sh) / C;
-    float sq = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v[k].h[j]);
-        sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
-      }
-    rstd = rsqrtf(block_sum<T>(sq, sh) / C + eps);
+    const float2 st = held_stats<T, K>(v, C, sh);
+    mean = st.x;
+    rstd = rsqrtf(st.y / C + eps);
   } else {
     const float shift = __half2float(x[row * C]);
     float2 a = {0, 0};
@@ -85,20 +111,8 @@ __global__ void __launch_bounds__(T, MINB) ln_kernel(const __half* __restrict__ 
     mean = shift + m;
     rstd = rsqrtf(fmaxf(a.y / C - m * m, 0.f) + eps);
   }
-  const V8* sv = reinterpret_cast<const V8*>(s);
-  const V8* bv = reinterpret_cast<const V8*>(b);
-  V8* yr = reinterpret_cast<V8*>(y + row * C);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const V8 sc = sv[threadIdx.x + k * T], bi = bv[threadIdx.x + k * T];
-    V8 o;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float2 f = __half22float2(v[k].h[j]), fs = __half22float2(sc.h[j]), fb = __half22float2(bi.h[j]);
-      o.h[j] = __floats2half2_rn((f.x - mean) * rstd * fs.x + fb.x, (f.y - mean) * rstd * fs.y + fb.y);
-    }
-    yr[threadIdx.x + k * T] = o;
-  }
+  ln_store<T, K>(v, reinterpret_cast<const V8*>(s), reinterpret_cast<const V8*>(b), reinterpret_cast<V8*>(y + row * C),
+                 mean, rstd);
 }
 
 // Element-wise: OP 0 add, 1 swish. SCHEME 0: grid-stride, U vectors a step (stride apart), blocks = SMs * BPS.
@@ -168,32 +182,8 @@ extern "C" int ew(int op, int scheme, int u, int t, int bps, const V8* a, const 
 template <int T, int K>
 __device__ __forceinline__ void ln_row_out(const V8 (&v)[K], const V8* sv, const V8* bv, V8* yr, int C, float eps,
                                            float* sh) {
-  float sum = 0;
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
-  const float mean = block_sum<T>(sum, sh) / C;
-  float sq = 0;
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float2 f = __half22float2(v[k].h[j]);
-      sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
-    }
-  const float rstd = rsqrtf(block_sum<T>(sq, sh) / C + eps);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const V8 sc = sv[threadIdx.x + k * T], bi = bv[threadIdx.x + k * T];
-    V8 o;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float2 f = __half22float2(v[k].h[j]), fs = __half22float2(sc.h[j]), fb = __half22float2(bi.h[j]);
-      o.h[j] = __floats2half2_rn((f.x - mean) * rstd * fs.x + fb.x, (f.y - mean) * rstd * fs.y + fb.y);
-    }
-    yr[threadIdx.x + k * T] = o;
-  }
+  const float2 st = held_stats<T, K>(v, C, sh);
+  ln_store<T, K>(v, sv, bv, yr, st.x, rsqrtf(st.y / C + eps));
 }
 
 template <int T, int K, int MINB>
@@ -332,22 +322,8 @@ __device__ __forceinline__ void gn_item(const GnArgs& a, int item, bool apply) {
 #pragma unroll
   for (int k = 0; k < K; ++k) v[k] = HINT ? ld_hint(xv + threadIdx.x + k * T, pol) : xv[threadIdx.x + k * T];
   if (!apply) {
-    float sum = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
-    const float mean = block_sum<T>(sum, sh) / E;
-    float sq = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v[k].h[j]);
-        sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
-      }
-    sq = block_sum<T>(sq, sh);
-    if (threadIdx.x == 0) a.partials[item] = {float(E), mean, sq};
+    const float2 st = held_stats<T, K>(v, E, sh);
+    if (threadIdx.x == 0) a.partials[item] = {float(E), st.x, st.y};
     return;
   }
   const Stat t = a.totals[group];
