@@ -85,6 +85,10 @@ struct DirectPlan {
     int64_t band_channels = 0;           // output channels a band computes
     int64_t band_rows = 0, acc_plane = 0;  // output rows a band, and its accumulator plane (whole blocks)
     std::vector<int64_t> tap_offsets;
+    // Position tiles that store their sums from the registers (DirectKernel::store_lanes): each vector's lanes that
+    // hold output columns, and the output position of its first (DirectConvolution::lane_masks, lane_offsets).
+    std::vector<uint32_t> lane_masks;
+    std::vector<int64_t> lane_offsets;
 
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
@@ -145,6 +149,21 @@ struct DirectPlan {
                 const int64_t ty = y * g.dilation[1], tx = x * g.dilation[2];
                 tap_offsets.push_back((ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
             }
+        if (const int64_t lanes = k->store_lanes; lanes && !depthwise && !tile->lanes) {
+            // in place, a band's rows lie packed: one row of every position
+            const int64_t width = in_place ? g.out[1] * g.out[2] : g.out[2], pitch = in_place ? width : row;
+            for (int64_t v = 0; v < acc_plane / lanes; ++v) {
+                uint32_t mask = 0;
+                int64_t offset = 0;
+                for (int64_t l = lanes - 1; l >= 0; --l)
+                    if (const int64_t q = v * lanes + l; q % pitch < width) {
+                        mask |= 1u << l;
+                        offset = q / pitch * width + q % pitch;
+                    }
+                lane_masks.push_back(mask);
+                lane_offsets.push_back(offset);
+            }
+        }
     }
     explicit operator bool() const { return kernel != nullptr; }
     uint64_t filter_elements(const ConvGeometry& g) const {
@@ -570,6 +589,11 @@ private:
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
         void (*finish_tile_t)(const void*, const float*, int64_t, int64_t) = nullptr;
         with_activation(desc_.fused.function, [&]<ActivationFunction A>() { finish_tile_t = finish_tile<A, T>; });
+        // the tiles store float sums from their registers with no activation or relu (the others through finish_tile)
+        const ActivationFunction act = desc_.fused.function;
+        const bool registers = std::is_same_v<T, float> && !d.lane_masks.empty() &&
+                               (act == ActivationFunction::None || act == ActivationFunction::Identity ||
+                                act == ActivationFunction::Relu);
         std::vector<ThreadPool::Stage> stages;
         // Output channels [m0, m0 + channels) of image n, rows [r0, r0 + rows): the kernel, which finishes each
         // tile into the output (depthwise: the epilogue after it, over acc), as stages.
@@ -586,6 +610,11 @@ private:
                 const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, positions,
                                         channels, d.block_channels, block};
                 if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
+                if (registers) {
+                    a.out = reinterpret_cast<float*>(out), a.out_plane = O, a.bias = bias + m0;
+                    a.relu = act == ActivationFunction::Relu;
+                    a.lane_masks = d.lane_masks.data(), a.lane_offsets = d.lane_offsets.data();
+                }
                 d.tile->run(a, b, e);
             };
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((positions + block - 1) / block);

@@ -1,14 +1,37 @@
 // The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
 // compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
-// store, and first/load_first: a mask of a vector's first n lanes, and a load of those lanes alone, zero in the
-// others). Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish,
-// through its pointer), so that no function compiled
-// for one instruction set can be merged by the linker into a caller built for another.
+// store, first/load_first: a mask of a vector's first n lanes, and a load of those lanes alone, zero in the
+// others, and stores_lanes: whether it has add, relu and store_lanes, a store of the lanes of a mask, packed).
+// Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish, through its
+// pointer), so that no function compiled for one instruction set can be merged by the linker into a caller built
+// for another.
 #pragma once
 #include "direct_convolution.h"
 
 namespace dml::cpu {
 namespace {
+
+// The finished sums of a work item, from its registers to the output (DirectConvolution::out).
+template <class V, int MR, int N>
+[[gnu::always_inline]] inline void store_item(const DirectConvolution& a, const typename V::reg (&acc)[MR][N],
+                                              int64_t mb, int64_t p) {
+    const int64_t m0 = mb * MR;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+        if (m0 + i == a.out_channels) return;  // the last block's padding channels
+        const typename V::reg bias = V::broadcast(a.bias + m0 + i);
+        float* out = a.out + (m0 + i) * a.out_plane;
+#pragma GCC unroll 8
+        for (int j = 0; j < N; ++j) {
+            const int64_t first = p + j * V::width, v = first / V::width;
+            uint32_t mask = a.lane_masks[v];
+            if (first + V::width > a.positions) mask &= first >= a.positions ? 0 : (1u << (a.positions - first)) - 1;
+            typename V::reg x = V::add(acc[i][j], bias);
+            if (a.relu) x = V::relu(x);
+            V::store_lanes(out + a.lane_offsets[v], mask, x);
+        }
+    }
+}
 
 // One work item over channels [c0, c1): MR output channels from mb * MR x N vectors of positions from p, held in
 // registers, started from zero (c0 == 0) or from acc, left in acc or, after the last channel, handed to a.finish
@@ -43,6 +66,8 @@ template <class V, int MR, int N, bool Masked = false, int Taps = 0>
             }
         }
     }
+    if constexpr (V::stores_lanes)
+        if (a.out && c1 == a.channels) return store_item<V, MR, N>(a, acc, mb, p);
     if (a.finish && c1 == a.channels) {
 #pragma GCC unroll 8
         for (int i = 0; i < MR; ++i)
