@@ -18,6 +18,7 @@
 #include "../../executor/conv_geometry.h"
 #include "../../executor/scalar_math.h"
 #include "../../executor/type_visits.h"
+#include "../../platform/platform.h"
 #include "blas_gemm.h"
 #include "direct_convolution.h"
 #include "kernel.h"
@@ -34,8 +35,17 @@ constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
 // Floats of one band of output rows of the direct kernel, its padded input rows (a group's input channels) and
 // its accumulators (a group's output channels): small enough to stay in the second-level cache while every
-// block of output channels reads the band.
-constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
+// block of output channels reads the band: half of it, from 64K floats (what the AMD EPYCs of the earlier sessions
+// ran, with 0.5 and 1 MiB) to 256K. A band is a stage of the layer's job, at whose end the threads meet, so larger
+// bands cost two threads less: on a 2-core Xeon with 2 MiB, two threads, 256K floats against 64K (one process,
+// interleaved, median) ran superres in 26.3 against 31.2 ms, squeezenet 5.26 against 5.41 ms, candy 402 against
+// 422 ms; one thread alike (bench/README.md).
+int64_t direct_band_floats() {
+    static const int64_t floats =
+        std::clamp<int64_t>(int64_t(platform::second_level_cache_bytes() / 2 / sizeof(float)), int64_t(64) << 10,
+                            int64_t(256) << 10);
+    return floats;
+}
 
 }  // namespace
 
@@ -137,7 +147,7 @@ struct DirectPlan {
         // band pads the filter's reach again)
         const int64_t band_input = depthwise ? 0 : g.group_in * sy * sx;
         band_rows = in_place ? g.out[1]
-                             : std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                             : std::clamp<int64_t>(direct_band_floats() / ((band_channels + band_input) * row),
                                                    std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         phase_rows = band_rows + reach;
         // the last row's reads past the input's edge run into the tail, as the other rows' run into the next's
