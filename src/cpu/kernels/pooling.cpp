@@ -230,8 +230,8 @@ DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
 // max_windows with AVX-512: blocks of 32 outputs in 16-lane vectors (16 in a row of fewer than 32), half the
 // instructions of 8-lane ones. In squeezenet on a 2-core Xeon, one thread, its first two pools (64 planes of
-// 111x111 and 128 of 55x55, 3x3 of stride 2) 313 -> 268 and 185 -> 152 us (bench/README.md); alone, with no other
-// AVX-512 code around it, the first measured slower (302 -> 385 us).
+// 111x111 and 128 of 55x55, 3x3 of stride 2) 313 -> 268 and 185 -> 152 us; alone, one microbenchmark read the
+// first slower (302 -> 385 us) and bench_cpu's max_pool row faster (0.331 -> 0.307 ms) (bench/README.md).
 template <int64_t S>
 __attribute__((target("arch=x86-64-v4"))) void max_windows_avx512(float* best, const float* const* rows,
                                                                   int64_t count, int64_t n, int64_t taps,
