@@ -85,11 +85,12 @@ print("ok")
 
 
 # Runs each case (input shape, out channels, kernel, strides, dilations, start and end padding, groups) as a float
-# convolution with bias and relu against PyTorch in float64.
+# convolution with bias and a fused activation (relu unless named) against PyTorch in float64.
 CONVOLUTIONS = """
 import numpy as np, torch, directml as dml
 rng = np.random.default_rng(11)
 cases = {cases}
+fused, act = {activation}
 for shape, m, k, s, d, start, end, groups in cases:
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((m, shape[1] // groups, *k)).astype(np.float32)
@@ -97,20 +98,21 @@ for shape, m, k, s, d, start, end, groups in cases:
     g = dml.Graph(dml.Device("cpu"))
     ex = g.input(shape, name="x")
     y = dml.convolution(ex, g.constant(w), g.constant(b), strides=list(s), dilations=list(d), start_padding=list(start),
-                        end_padding=list(end), group_count=groups, fused_activation=dml.FusedActivation.relu())
+                        end_padding=list(end), group_count=groups, fused_activation=fused)
     (got,) = g.compile([y])({"x": x})
     t = torch.nn.functional.pad(torch.from_numpy(x).double(), (start[1], end[1], start[0], end[0]))
     want = torch.nn.functional.conv2d(t, torch.from_numpy(w).double(), torch.from_numpy(b[0, :, 0, 0]).double(),
-                                      stride=s, dilation=d, groups=groups).relu().numpy()
+                                      stride=s, dilation=d, groups=groups)
+    want = act(want).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(shape))
 print("ok")
 """
 
 
-def check_convolutions(cases, isa, tmp_path):
+def check_convolutions(cases, isa, tmp_path, activation="dml.FusedActivation.relu(), torch.relu"):
     pytest.importorskip("torch")
     env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
-    done = python(CONVOLUTIONS.replace("{cases}", repr(cases)), tmp_path, **env)
+    done = python(CONVOLUTIONS.replace("{cases}", repr(cases)).replace("{activation}", activation), tmp_path, **env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
@@ -139,6 +141,24 @@ def test_wide_convolutions(isa, tmp_path):
                         ((1, 64, 34, 30), 64, (3, 3), (1, 1), (2, 2), (1, 2), (1, 0), 1),
                         ((1, 32, 30, 30), 64, (5, 5), (1, 1), (1, 1), (2, 2), (2, 2), 1),
                         ((1, 128, 28, 28), 128, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 2)], isa, tmp_path)
+
+
+@pytest.mark.parametrize("activation", ["dml.FusedActivation.none(), lambda t: t",
+                                        "dml.FusedActivation.identity(), lambda t: t",
+                                        "dml.FusedActivation.relu(), torch.relu",
+                                        "dml.FusedActivation.sigmoid(), torch.sigmoid"])
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_convolutions_stored_from_registers(activation, isa, tmp_path):
+    # With AVX-512, float convolutions with no activation or relu store their sums from the registers, a vector's
+    # padded columns dropped (the others finish through a tile): rows of 5 and 7 columns (a vector spans several),
+    # 20 output channels (a partial block), 100 input channels (two chunks), bands of rows whose last is partial,
+    # stride 2, and pointwise ones in place whose last vector is partial.
+    check_convolutions([((1, 3, 5, 5), 20, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                        ((1, 100, 7, 7), 12, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                        ((1, 16, 150, 37), 24, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1),
+                        ((1, 5, 31, 33), 9, (3, 3), (2, 2), (1, 1), (1, 0), (0, 1), 1),
+                        ((1, 40, 13, 13), 20, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 7, 9, 10), 33, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1)], isa, tmp_path, activation)
 
 
 @pytest.mark.parametrize("dilation", [1, 2])

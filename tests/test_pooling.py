@@ -53,6 +53,8 @@ CASES = [  # spatial sizes, window, strides, start, end, dilations
     ((6, 5), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     ((7, 6), (2, 2), (1, 1), (0, 0), (0, 0), (2, 3)),
     ((4, 5, 6), (2, 2, 3), (2, 1, 2), (1, 0, 1), (0, 1, 1), (1, 2, 1)),
+    ((13, 13), (13, 13), (1, 1), (0, 0), (0, 0), (1, 1)),  # global: a window a plane
+    ((3, 4, 7), (3, 4, 7), (2, 2, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1)),
 ]
 
 
@@ -68,6 +70,15 @@ def test_average_pooling(run, rng, case, include_padding, dtype):
     ref, _ = np_pool(x, window, strides, start, end, dil, outs, "avg", include_padding)
     assert y.dtype == dtype and y.shape == ref.shape
     np.testing.assert_allclose(y.astype(np.float64), ref, **tol(dtype))
+
+
+def test_global_average_pooling_of_planes_not_packed(run, rng):
+    # The windows cover whole planes of a view whose rows are not packed (every other row of a 5 x 9 plane), so the
+    # sums run row by row, not over a packed plane.
+    x = rng.standard_normal((2, 3, 10, 9)).astype(np.float32)
+    (y,) = run(lambda a: dml.average_pooling(dml.reinterpret(a, [2, 3, 5, 9], [270, 90, 18, 1]), strides=[1, 1],
+                                             window_size=[5, 9], start_padding=[0, 0], end_padding=[0, 0]), x)
+    np.testing.assert_allclose(y[:, :, 0, 0], x[:, :, ::2].mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("include_padding", [False, True])
@@ -152,10 +163,11 @@ WIDE_CASES = [  # window, strides, start, end, dilations, ceil: rows wide enough
 
 
 @pytest.mark.parametrize("case", WIDE_CASES)
-@pytest.mark.parametrize("width", [13, 45])
+@pytest.mark.parametrize("width", [13, 45, 80])
 def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
-    # Values only, rows of 13 and 45: windows inside the input run eight at a time. Ties between 0 and -0 keep the
-    # first in scan order, NaN loses to any number, an all-NaN window gives NaN.
+    # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, 2 of them a
+    # block from 32 windows on). Ties between 0 and -0 keep the first in scan order, NaN loses to any number, an
+    # all-NaN window gives NaN.
     window, strides, start, end, dil, ceil = case
     x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
     x[0, 0, :, 1::5] = np.nan

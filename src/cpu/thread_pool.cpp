@@ -86,7 +86,9 @@ void ThreadPool::worker_loop() {
 }
 
 void ThreadPool::parallel_stages(const std::vector<Stage>& stages) {
-    if (workers_.empty()) {
+    const bool one_chunk_each =
+        std::all_of(stages.begin(), stages.end(), [](const Stage& s) { return s.n <= std::max<size_t>(s.grain, 1); });
+    if (workers_.empty() || one_chunk_each) {
         for (const Stage& s : stages)
             if (s.n) s.f(0, s.n);
         return;

@@ -30,6 +30,7 @@ public:
     // Runs the stages in order, no chunk of a stage starting before every chunk of the one before is done. The
     // threads meet between stages by spinning a while (a sleeping worker takes tens of microseconds to wake, more
     // than a stage of a small convolution), so a loop of short dependent steps costs one wake-up, not one a step.
+    // Where every stage is one chunk (n <= grain), the calling thread runs them alone, as parallel_for does.
     void parallel_stages(const std::vector<Stage>& stages);
 
 private:

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #ifdef _WIN32
 #define NOMINMAX
@@ -65,6 +66,16 @@ std::string cpu_model_name() {
 #endif
 }
 
+size_t second_level_cache_bytes() {
+    DWORD bytes = 0;
+    GetLogicalProcessorInformation(nullptr, &bytes);
+    std::vector<SYSTEM_LOGICAL_PROCESSOR_INFORMATION> info(bytes / sizeof(SYSTEM_LOGICAL_PROCESSOR_INFORMATION));
+    if (info.empty() || !GetLogicalProcessorInformation(info.data(), &bytes)) return 0;
+    for (const auto& i : info)
+        if (i.Relationship == RelationCache && i.Cache.Level == 2) return i.Cache.Size;
+    return 0;
+}
+
 void* aligned_allocate(size_t alignment, size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, alignment); }
 
 void aligned_free(void* p) { _aligned_free(p); }
@@ -88,6 +99,15 @@ size_t usable_cpu_count() {
 }
 
 uint64_t physical_memory_bytes() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)); }
+
+size_t second_level_cache_bytes() {
+#ifdef _SC_LEVEL2_CACHE_SIZE  // glibc
+    const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return bytes > 0 ? size_t(bytes) : 0;
+#else
+    return 0;
+#endif
+}
 
 std::string cpu_model_name() {
     std::ifstream info("/proc/cpuinfo");

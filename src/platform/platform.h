@@ -16,6 +16,8 @@ void* find_symbol(void* library, const char* name);
 size_t usable_cpu_count();
 // The machine's physical memory in bytes.
 uint64_t physical_memory_bytes();
+// The second-level cache of one core in bytes; 0 when the system does not say.
+size_t second_level_cache_bytes();
 // What the processor calls itself (e.g. "AMD EPYC 9654 96-Core Processor"); "CPU" when it cannot be read.
 std::string cpu_model_name();
 

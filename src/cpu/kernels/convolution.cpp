@@ -18,6 +18,7 @@
 #include "../../executor/conv_geometry.h"
 #include "../../executor/scalar_math.h"
 #include "../../executor/type_visits.h"
+#include "../../platform/platform.h"
 #include "blas_gemm.h"
 #include "direct_convolution.h"
 #include "kernel.h"
@@ -34,8 +35,23 @@ constexpr uint64_t kColumnBytes = uint64_t(8) << 20;
 
 // Floats of one band of output rows of the direct kernel, its padded input rows (a group's input channels) and
 // its accumulators (a group's output channels): small enough to stay in the second-level cache while every
-// block of output channels reads the band.
-constexpr int64_t kDirectBandFloats = int64_t(64) << 10;
+// block of output channels reads the band: half of it, from 64K floats (what the AMD EPYCs of the earlier sessions
+// ran, with 0.5 and 1 MiB) to 256K. A band is a stage of the layer's job, at whose end the threads meet, so larger
+// bands cost two threads less: on a 2-core Xeon with 2 MiB, two threads, 256K floats against 64K (one process,
+// interleaved, median) ran superres in 26.3 against 31.2 ms, squeezenet 5.26 against 5.41 ms, candy 402 against
+// 422 ms; one thread alike (bench/README.md).
+int64_t direct_band_floats() {
+    static const int64_t floats =
+        std::clamp<int64_t>(int64_t(platform::second_level_cache_bytes() / 2 / sizeof(float)), int64_t(64) << 10,
+                            int64_t(256) << 10);
+    return floats;
+}
+
+// A direct convolution of fewer products (multiply-adds) runs on one thread: waking a worker and meeting it cost
+// more than the work saves. On a 2-core Xeon, two threads, mnist (whose layers have 0.16M and 0.63M products, 4-11
+// us) ran in 0.045 and 0.076 ms against 0.059 and 0.090 ms (two runs, median, one process, interleaved); squeezenet,
+// whose smallest layer has 1.6M, ran alike with 2M as the limit (bench/README.md).
+constexpr int64_t kAloneProducts = int64_t(1) << 20;
 
 }  // namespace
 
@@ -85,6 +101,10 @@ struct DirectPlan {
     int64_t band_channels = 0;           // output channels a band computes
     int64_t band_rows = 0, acc_plane = 0;  // output rows a band, and its accumulator plane (whole blocks)
     std::vector<int64_t> tap_offsets;
+    // Position tiles that store their sums from the registers (DirectKernel::store_lanes): each vector's lanes that
+    // hold output columns, and the output position of its first (DirectConvolution::lane_masks, lane_offsets).
+    std::vector<uint32_t> lane_masks;
+    std::vector<int64_t> lane_offsets;
 
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
@@ -133,7 +153,7 @@ struct DirectPlan {
         // band pads the filter's reach again)
         const int64_t band_input = depthwise ? 0 : g.group_in * sy * sx;
         band_rows = in_place ? g.out[1]
-                             : std::clamp<int64_t>(kDirectBandFloats / ((band_channels + band_input) * row),
+                             : std::clamp<int64_t>(direct_band_floats() / ((band_channels + band_input) * row),
                                                    std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         phase_rows = band_rows + reach;
         // the last row's reads past the input's edge run into the tail, as the other rows' run into the next's
@@ -145,6 +165,21 @@ struct DirectPlan {
                 const int64_t ty = y * g.dilation[1], tx = x * g.dilation[2];
                 tap_offsets.push_back((ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
             }
+        if (const int64_t lanes = k->store_lanes; lanes && !depthwise && !tile->lanes) {
+            // in place, a band's rows lie packed: one row of every position
+            const int64_t width = in_place ? g.out[1] * g.out[2] : g.out[2], pitch = in_place ? width : row;
+            for (int64_t v = 0; v < acc_plane / lanes; ++v) {
+                uint32_t mask = 0;
+                int64_t offset = 0;
+                for (int64_t l = lanes - 1; l >= 0; --l)
+                    if (const int64_t q = v * lanes + l; q % pitch < width) {
+                        mask |= 1u << l;
+                        offset = q / pitch * width + q % pitch;
+                    }
+                lane_masks.push_back(mask);
+                lane_offsets.push_back(offset);
+            }
+        }
     }
     explicit operator bool() const { return kernel != nullptr; }
     uint64_t filter_elements(const ConvGeometry& g) const {
@@ -570,7 +605,15 @@ private:
         const int64_t group_filter = d.channel_blocks * d.block_channels * g.group_in * g.kernel_size();
         void (*finish_tile_t)(const void*, const float*, int64_t, int64_t) = nullptr;
         with_activation(desc_.fused.function, [&]<ActivationFunction A>() { finish_tile_t = finish_tile<A, T>; });
+        // the tiles store float sums from their registers with no activation or relu (the others through finish_tile)
+        const ActivationFunction act = desc_.fused.function;
+        const bool registers = std::is_same_v<T, float> && !d.lane_masks.empty() &&
+                               (act == ActivationFunction::None || act == ActivationFunction::Identity ||
+                                act == ActivationFunction::Relu);
         std::vector<ThreadPool::Stage> stages;
+        // a layer of few products runs on the calling thread alone (ThreadPool::parallel_stages: one chunk a stage)
+        const int64_t products = int64_t(g.batch) * g.out_channels * O * g.group_in * g.kernel_size();
+        const size_t grain = products < kAloneProducts ? SIZE_MAX : 1;
         // Output channels [m0, m0 + channels) of image n, rows [r0, r0 + rows): the kernel, which finishes each
         // tile into the output (depthwise: the epilogue after it, over acc), as stages.
         auto band = [&](T* image, int64_t m0, const float* input, const float* filter_block, int64_t r0, int64_t rows,
@@ -586,12 +629,17 @@ private:
                 const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, positions,
                                         channels, d.block_channels, block};
                 if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
+                if (registers) {
+                    a.out = reinterpret_cast<float*>(out), a.out_plane = O, a.bias = bias + m0;
+                    a.relu = act == ActivationFunction::Relu;
+                    a.lane_masks = d.lane_masks.data(), a.lane_offsets = d.lane_offsets.data();
+                }
                 d.tile->run(a, b, e);
             };
             const int64_t items = (d.depthwise ? channels : d.channel_blocks) * ((positions + block - 1) / block);
-            stages.push_back({size_t(items), 1, tiles});
+            stages.push_back({size_t(items), grain, tiles});
             if (d.depthwise)
-                stages.push_back({size_t(channels), 1, [=, this, &g, &d](size_t b, size_t e) {
+                stages.push_back({size_t(channels), grain, [=, this, &g, &d](size_t b, size_t e) {
                                       finish<T, float>(desc_.fused, acc, d.acc_plane, d.row, out, O, bias + m0, b, e,
                                                        rows, g.out[2]);
                                   }});
@@ -605,7 +653,7 @@ private:
                 if (d.in_place)  // float (DirectPlan)
                     input = reinterpret_cast<const float*>(x + int64_t(n) * g.x_stride[0]);
                 else
-                    stages.push_back({size_t(g.in_channels), 1, [=, &g, &d](size_t b, size_t e) {
+                    stages.push_back({size_t(g.in_channels), grain, [=, &g, &d](size_t b, size_t e) {
                                           pad_band<T>(x, g, d, n, r0, padded, b, e);
                                       }});
                 if (d.depthwise) {

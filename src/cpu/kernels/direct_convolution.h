@@ -34,6 +34,16 @@ struct DirectConvolution {
     // holds only the partial sums of the channel chunks before the last.
     void (*finish)(const void* context, const float* tile, int64_t m0, int64_t p) = nullptr;
     const void* finish_context = nullptr;
+    // Where `out` is set (a float output, no activation or relu, a kernel with DirectKernel::store_lanes), the last
+    // chunk stores its sums from the registers instead of through finish: output channel m's vector v of positions
+    // (from v * width) is act(sum + bias[m]), its lanes in lane_masks[v] stored packed at out + m * out_plane +
+    // lane_offsets[v], which drops the padded columns.
+    float* out = nullptr;
+    int64_t out_plane = 0;
+    const float* bias = nullptr;
+    bool relu = false;
+    const uint32_t* lane_masks = nullptr;
+    const int64_t* lane_offsets = nullptr;
 };
 
 // One register tile: output channels x positions a work item, and the loop that runs it over work items [begin,
@@ -57,6 +67,9 @@ struct DirectKernel {
     // kernel and 1.06-1.08x through sgemm, squeezenet 17.9-18.8 against 16.8 ms (bench_cpu.py --threads 1
     // --cpu-time, 2026-12-04); with AVX-512 the direct kernel measured 1.16x torch-cpu (bench/README.md).
     bool pointwise;
+    // The vector width of the kernel's position tiles where they store their sums from the registers
+    // (DirectConvolution::out): AVX-512, whose compressing store drops a vector's padded columns; 0 for AVX2.
+    int64_t store_lanes;
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

@@ -1,5 +1,6 @@
 // The direct convolution for AVX-512 (built with -mavx512f -mfma): 8 output channels x 3 vectors of 16 positions,
-// or 4 x 6 or 3 x 8 for layers of few output channels, 24 of the 32 vector registers accumulating.
+// or 4 x 6 or 3 x 8 for layers of few output channels, 24 of the 32 vector registers accumulating. The tiles store
+// their finished sums from the registers (bias and relu added there, padded columns dropped by a compressing store).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -16,12 +17,21 @@ struct Avx512 {
     static __mmask16 first(int64_t n) { return __mmask16((1u << n) - 1); }
     static reg load_first(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
+    static constexpr bool stores_lanes = true;
+    static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
+    static reg relu(reg x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x); }
+    // the lanes of `mask`, packed, at p
+    static void store_lanes(float* p, uint32_t mask, reg v) {
+        if (mask == 0xffff) return _mm512_storeu_ps(p, v);
+        const __mmask16 packed((1u << __builtin_popcount(mask)) - 1);
+        _mm512_mask_storeu_ps(p, packed, _mm512_maskz_compress_ps(__mmask16(mask), v));
+    }
 };
 
 constexpr DirectTile kTiles[] = {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512, 4, 6>(),
                                  direct_tile<Avx512, 3, 8>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true};
+extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width};
 
 }  // namespace dml::cpu

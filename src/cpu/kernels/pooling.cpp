@@ -74,16 +74,28 @@ void for_each_window_row(const KernelArgs& args, const PoolingWindow& w, F&& f) 
     });
 }
 
-// The sum of p[0, n) in double, in four chains of additions (one chain would wait on each addition: a global
-// average pool's rows are long).
+// The sum of p[0, n) in double, in eight chains of additions (one chain would wait on each addition), a vector of
+// them where the processor has one.
 template <class T>
-double run_sum(const T* p, int64_t n) {
-    double lanes[4] = {};
+DML_VECTOR_CLONES double run_sum(const T* p, int64_t n) {
+    double lanes[8] = {};
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int l = 0; l < 4; ++l) lanes[l] += double(compute_t<T>(p[i + l]));
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; ++l) lanes[l] += double(compute_t<T>(p[i + l]));
     for (; i < n; ++i) lanes[0] += double(compute_t<T>(p[i]));
-    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+// Whether each window is a whole packed channel plane (a global pool): one output a plane, every tap inside.
+bool global_over_packed_planes(const PoolAxes& g) {
+    int64_t packed = 1;
+    for (int d = 2; d >= 0; --d) {
+        const PoolAxis& a = g.axis[d];
+        if (a.out != 1 || a.size != a.in || a.dilation != 1 || a.start != 0 || (a.in > 1 && a.in_stride != packed))
+            return false;
+        packed *= a.in;
+    }
+    return true;
 }
 
 template <class T>
@@ -91,6 +103,18 @@ void run_average_pooling_typed(const KernelArgs& args) {
     const auto& d = args.desc<AveragePoolingDesc>();
     const T* in = args.inputs[0].as<T>();
     T* out = args.outputs[0].as<T>();
+    if (const PoolAxes g = pool_axes(d.window, *args.inputs[0].desc, *args.outputs[0].desc);
+        global_over_packed_planes(g)) {  // a sum a plane, not one a row (squeezenet's 13x13 planes: 4x faster)
+        const Strides st = args.inputs[0].desc->effective_strides();
+        const int64_t channels = args.inputs[0].desc->sizes[1], n = g.plane_size();
+        args.pool.parallel_for(uint64_t(args.inputs[0].desc->sizes[0]) * channels, 64, [&](size_t b, size_t e) {
+            for (size_t p = b; p < e; ++p) {
+                const T* plane = in + int64_t(p) / channels * int64_t(st[0]) + int64_t(p) % channels * int64_t(st[1]);
+                out[p] = T(compute_t<T>(run_sum(plane, n) / double(n)));
+            }
+        });
+        return;
+    }
     const int64_t sx = int64_t(args.inputs[0].desc->effective_strides().back());
     for_each_window_row(args, d.window, [&](int64_t o, int64_t count, int64_t base, int64_t, auto&& input_rows,
                                             const AxisWindows& x, int64_t ox0, int64_t counted_zy, int64_t inside_zy) {
@@ -148,38 +172,42 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
     }
 }
 
-// 8 float lanes (GCC / Clang vector extensions: one AVX register, two SSE ones). Not wider: GCC 12 turns the select
-// of a vector wider than the build's registers into scalar code (16 lanes on AVX2 ran max pooling 15x slower).
+// Vectors of 8 float lanes (GCC / Clang vector extensions: one AVX register, two SSE ones) and of 16 (one AVX-512
+// register). The 16-lane code is built for AVX-512 alone: GCC 12 turns the select of a vector wider than the build's
+// registers into scalar code (16 lanes on AVX2 ran max pooling 15x slower).
 using Floats8 = float __attribute__((vector_size(32)));
+using Floats16 = float __attribute__((vector_size(64)));
 
-// v = the floats p[0], p[S], ..., p[7 * S] for a stride of 1 or 2, reading no further than p[7 * S] (the second load
-// of a stride-2 deinterleave starts at p[7] so that it ends there). Through a reference, not returned: a vector
-// returned by value changes the ABI between the builds.
-template <int64_t S>
-[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
+// v = the floats p[0], p[S], ..., p[(L - 1) * S] of a vector of L lanes, for a stride of 1 or 2, reading no further
+// than p[(L - 1) * S] (the second load of a stride-2 deinterleave starts at p[L - 1] so that it ends there). Through
+// a reference, not returned: a vector returned by value changes the ABI between the builds.
+template <int64_t S, class Vec>
+[[gnu::always_inline]] inline void load_strided(const float* p, Vec& v) {
+    constexpr int L = sizeof(Vec) / sizeof(float);
     std::memcpy(&v, p, sizeof v);
     if constexpr (S == 2) {
-        Floats8 b;
-        std::memcpy(&b, p + 7, sizeof b);
-        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
+        Vec b;
+        std::memcpy(&b, p + L - 1, sizeof b);
+        if constexpr (L == 8) v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
+        else v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
     }
 }
 
 // Blocks of V vectors of outputs, each vector its own chain of maxima (one chain waits on each maximum).
-template <int64_t S, int V>
+template <int64_t S, int V, class Vec>
 [[gnu::always_inline]] inline void max_blocks(float* best, const float* const* rows, int64_t count, int64_t n,
                                               int64_t taps, int64_t dilation, int64_t first, float lowest) {
-    constexpr int64_t L = 8 * V;
+    constexpr int64_t lanes = sizeof(Vec) / sizeof(float), L = lanes * V;
     for (int64_t k0 = 0; k0 < n; k0 += L) {
         const int64_t k = std::min(k0, n - L);
-        Floats8 m[V];
-        for (Floats8& v : m) v = Floats8{} + lowest;  // in every lane
+        Vec m[V];
+        for (Vec& v : m) v = Vec{} + lowest;  // in every lane
         for (int64_t r = 0; r < count; ++r)
             for (int64_t t = 0; t < taps; ++t) {
                 const float* p = rows[r] + first + k * S + t * dilation;
                 for (int j = 0; j < V; ++j) {
-                    Floats8 v;
-                    load_strided<S>(p + 8 * j * S, v);
+                    Vec v;
+                    load_strided<S>(p + lanes * j * S, v);
                     m[j] = v > m[j] ? v : m[j];
                 }
             }
@@ -195,9 +223,39 @@ template <int64_t S, int V>
 template <int64_t S>
 DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
                                    int64_t dilation, int64_t first, float lowest) {
-    if (n >= 16) max_blocks<S, 2>(best, rows, count, n, taps, dilation, first, lowest);
-    else max_blocks<S, 1>(best, rows, count, n, taps, dilation, first, lowest);
+    if (n >= 16) max_blocks<S, 2, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
+    else max_blocks<S, 1, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
 }
+
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+// max_windows with AVX-512: blocks of 32 outputs in 16-lane vectors (16 in a row of fewer than 32), half the
+// instructions of 8-lane ones. In squeezenet on a 2-core Xeon, one thread, its first two pools (64 planes of
+// 111x111 and 128 of 55x55, 3x3 of stride 2) 313 -> 268 and 185 -> 152 us; alone, one microbenchmark read the
+// first slower (302 -> 385 us) and bench_cpu's max_pool row faster (0.331 -> 0.307 ms) (bench/README.md).
+template <int64_t S>
+__attribute__((target("arch=x86-64-v4"))) void max_windows_avx512(float* best, const float* const* rows,
+                                                                  int64_t count, int64_t n, int64_t taps,
+                                                                  int64_t dilation, int64_t first, float lowest) {
+    if (n >= 32) max_blocks<S, 2, Floats16>(best, rows, count, n, taps, dilation, first, lowest);
+    else if (n >= 16) max_blocks<S, 1, Floats16>(best, rows, count, n, taps, dilation, first, lowest);
+    else max_blocks<S, 1, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
+}
+#endif
+
+// The max_windows of stride S for this processor.
+template <int64_t S>
+auto max_windows_here() {
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (avx512) return max_windows_avx512<S>;
+#endif
+    return max_windows<S>;
+}
+
+// A max pool of fewer taps runs on one thread: waking a worker and meeting it cost more than the work saves. On a
+// 2-core Xeon, two threads, mnist (whose pools have 6K and 2K taps) ran in 0.032-0.034 ms a dispatch against
+// 0.039-0.060 ms with them parallel (four runs each way, alternately).
+constexpr uint64_t kAloneTaps = uint64_t(1) << 16;
 
 // Output rows of one channel plane a work item: enough outputs that the row's set-up is a small part of it.
 constexpr int64_t kPoolBandOutputs = 2048;
@@ -234,7 +292,10 @@ void max_pool_values(const KernelArgs& args) {
     if (!std::is_same_v<T, float> || sx != 1 || axis.stride > 2 || inner_hi - inner_lo < 8) inner_lo = inner_hi = width;
     const int64_t band = std::clamp<int64_t>(kPoolBandOutputs / width, 1, out_rows);
     const int64_t bands = (out_rows + band - 1) / band, planes = int64_t(xd.sizes[0]) * xd.sizes[1];
-    args.pool.parallel_for(uint64_t(planes * depth * bands), 1, [&](size_t begin, size_t end) {
+    // a pool of few taps runs on the calling thread alone
+    const uint64_t items = uint64_t(planes * depth * bands);
+    const bool alone = yd.element_count() * x_axis.most * y_axis.most * z_axis.most < kAloneTaps;
+    args.pool.parallel_for(items, alone ? items : 1, [&](size_t begin, size_t end) {
         std::vector<C> values(std::is_same_v<T, C> ? 0 : width);
         std::vector<const T*> rows(z_axis.most * y_axis.most);
         for (size_t item = begin; item < end; ++item) {
@@ -265,7 +326,7 @@ void max_pool_values(const KernelArgs& args) {
                 if constexpr (std::is_same_v<T, float>)
                     if (inner_hi > inner_lo) {
                         const int64_t n = inner_hi - inner_lo, first = tap_offsets[inner_lo];
-                        auto run = axis.stride == 1 ? max_windows<1> : max_windows<2>;
+                        auto run = axis.stride == 1 ? max_windows_here<1>() : max_windows_here<2>();
                         run(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
                     }
                 int lowest_left = 0;
