@@ -498,7 +498,9 @@ def cumulative(ctx, node):
             raise Refused("product too large")
         acc = np.cumprod(x, axis=axis) if product else np.cumsum(x, axis=axis)
         m = node.mag + node.tol
-        tol = (n * m ** (n - 1) if product else n) * node.tol + rounding(node.dtype, n * max(m, 1) ** n, n)
+        # the running products reach max(m, 1) ** n at most, the running sums n * m (as reduce's sum)
+        reach = n * max(m, 1) ** n if product else n * m
+        tol = (n * m ** (n - 1) if product else n) * node.tol + rounding(node.dtype, reach, n)
     else:
         acc = np.cumprod(x, axis=axis, dtype=node.dtype) if product else np.cumsum(x, axis=axis, dtype=node.dtype)
         tol = 0.0
