@@ -367,27 +367,36 @@ void launch_team(const Groups<Op::N>& g, int team, const Op& op, Triple* ws, int
     else launch_passes<Op, 256, VEC>(g, 256, op, ws, sm_count, stream, what);
 }
 
+// f.template operator()<S>() with S the first of kRunShapes that holds `elements` in vectors of VEC (the last where
+// none does).
+template <int VEC, int S = 0, class F>
+void with_run_shape(uint64_t elements, F&& f) {
+    if constexpr (S + 1 < int(std::size(kRunShapes)))
+        if (elements > kRunShapes[S].holds(VEC)) return with_run_shape<VEC, S + 1>(elements, f);
+    f.template operator()<S>();
+}
+
 // The plan's runs: a block of the first run shape that holds an item per item (plan_groups keeps the items within
 // a grid's 2^31 - 1 blocks). Groups cut into several chunks are cut for kRunShapes[kChunkShape] or the shapes
 // before it: only those compile the Partials and Apply passes.
-template <class Op, int VEC, int S = 0>
+template <class Op, int VEC>
 void launch_runs(const Groups<Op::N>& g, const Op& op, Triple* ws, cudaStream_t stream, const char* what) {
-    constexpr RunShape shape = kRunShapes[S];
-    if constexpr (S + 1 < int(std::size(kRunShapes)))
-        if (g.chunk > shape.holds(VEC)) return launch_runs<Op, VEC, S + 1>(g, op, ws, stream, what);
-    const unsigned blocks = unsigned(g.outer.count * g.chunks);
-    auto launch = [&]<Pass P>(Triple* w) {
-        held_run_kernel<Op, shape.team, VEC, shape.vectors, P><<<blocks, shape.team, 0, stream>>>(g, op, w);
-        check_launch(what);
-    };
-    for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
-        if (pass == Pass::Whole) return launch.template operator()<Pass::Whole>(w);
-        if constexpr (S <= kChunkShape) {
-            if (pass == Pass::Partials) return launch.template operator()<Pass::Partials>(w);
-            return launch.template operator()<Pass::Apply>(w);
-        } else {
-            throw std::logic_error(std::string(what) + ": a chunk larger than plan_groups cuts");
-        }
+    with_run_shape<VEC>(g.chunk, [&]<int S>() {
+        constexpr RunShape shape = kRunShapes[S];
+        const unsigned blocks = unsigned(g.outer.count * g.chunks);
+        auto launch = [&]<Pass P>(Triple* w) {
+            held_run_kernel<Op, shape.team, VEC, shape.vectors, P><<<blocks, shape.team, 0, stream>>>(g, op, w);
+            check_launch(what);
+        };
+        for_each_pass<Op>(g, ws, stream, what, [&](Pass pass, Triple* w) {
+            if (pass == Pass::Whole) return launch.template operator()<Pass::Whole>(w);
+            if constexpr (S <= kChunkShape) {
+                if (pass == Pass::Partials) return launch.template operator()<Pass::Partials>(w);
+                return launch.template operator()<Pass::Apply>(w);
+            } else {
+                throw std::logic_error(std::string(what) + ": a chunk larger than plan_groups cuts");
+            }
+        });
     });
 }
 

@@ -249,8 +249,8 @@ struct BatchNormGradOp {
 // kept five operands' 64-bit offsets and their early loads, 56 registers and half a multiprocessor's threads, and ran
 // layer norm [8,2048,4096] at 0.86x torch's kernel on the H200 (run M); this one ran it at 1.21x on an H100 (run N,
 // bench/README.md, where neither a prefetch of the next row nor a ring of bulk-copied rows did better). The
-// arithmetic is NormalizeOp's. Two vectors a thread fit 40 registers, six blocks
-// of 256 a multiprocessor (ptxas -v, sm_90: 47 unbounded, spills at 32); four spill at 40 and keep the plain bound.
+// arithmetic is NormalizeOp's. Two vectors a thread fit 40 registers, six blocks of 256 a multiprocessor (ptxas -v,
+// sm_90: 47 unbounded, spills at 32); four spill at 40 and keep the plain bound.
 constexpr int rows_min_blocks(int team, int items) { return items <= 2 ? std::min(1536 / team, 32) : 1; }
 
 template <class T, int TEAM, int ITEMS>
@@ -290,12 +290,12 @@ __global__ void __launch_bounds__(TEAM, rows_min_blocks(TEAM, ITEMS))
 }
 
 // A block of the first run shape that holds a row, per row.
-template <class T, int S = 0>
+template <class T>
 void launch_rows(const NormalizeOp<T>& op, uint64_t rows, uint32_t row, cudaStream_t stream) {
-    constexpr RunShape shape = kRunShapes[S];
-    if constexpr (S + 1 < int(std::size(kRunShapes)))
-        if (row > shape.holds(kVec<T>)) return launch_rows<T, S + 1>(op, rows, row, stream);
-    normalize_rows_kernel<T, shape.team, shape.vectors><<<unsigned(rows), shape.team, 0, stream>>>(op, row);
+    with_run_shape<kVec<T>>(row, [&]<int S>() {
+        constexpr RunShape shape = kRunShapes[S];
+        normalize_rows_kernel<T, shape.team, shape.vectors><<<unsigned(rows), shape.team, 0, stream>>>(op, row);
+    });
     check_launch("normalization");
 }
 
