@@ -1,9 +1,9 @@
 """Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
-launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn] (an NVIDIA GPU; default all;
-bench/README.md, runs K and N)."""
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh] (an NVIDIA GPU; default all;
+bench/README.md, runs K, N and O)."""
 import ctypes, sys, torch, torch.nn.functional as F
 lib = ctypes.CDLL(sys.argv[1])
-only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn"}
+only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh"}
 P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
 lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
 lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
@@ -97,3 +97,36 @@ for N, C, H, W in [] if "gn" not in only else [(1, 128, 1024, 1024), (1, 512, 25
                 tm = t(lambda: lib.gn(*args))
                 print(f"  T{T} K{K} hint{hint} slab {slab} groups ({slab * group_mib:.0f} MiB): {gb / tm:.0f} GB/s "
                       f"{tt / tm:.2f}x  err {err:.3g}")
+
+lib.gn_held.argtypes = [I, I, I, I, P, P, P, P, P, I, I, I, I, P]
+sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+for N, C, H, W in [] if "gnh" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
+                                                 (2, 256, 512, 512)]:
+    G = 32
+    x = torch.randn(N, C, H, W, dtype=torch.float16, device="cuda") * 2 + 3
+    x[:, : C // 2] += 4  # groups whose halves differ
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    y = torch.empty_like(x)
+    gb = 2 * x.nbytes / 1e9
+    refs = [F.group_norm(x.float(), G, s.float(), b.float(), 1e-5)]
+    refs.append(F.silu(refs[0]))
+    tt = t(lambda: F.group_norm(x, G, s, b, 1e-5), reps=5)
+    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
+    args = (128, 2, 0, G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G, H * W, st)
+    three = t(lambda: lib.gn(*args)) if N == 1 else float("nan")
+    print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.1f} MiB a group): torch {gb / tt:.0f} GB/s, "
+          f"three passes (T128 K2) {gb / three:.0f} GB/s")
+    wsh = torch.zeros(N * G * (sm_count * 2 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
+    for T, act, bps, stages in [(256, 0, 1, 2), (256, 0, 1, 3), (256, 0, 1, 0), (256, 0, 2, 3), (256, 0, 2, 0),
+                                (128, 0, 2, 0), (512, 0, 1, 0), (256, 1, 1, 0), (256, 1, 2, 0)]:
+        args = (T, act, bps, stages, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsh.data_ptr(), N, G,
+                C // G, H * W, st)
+        y.zero_()
+        rc = lib.gn_held(*args)
+        ring = f"a ring of {stages}" if stages else "the largest ring"
+        if rc != 0: print(f"  T{T} act{act} {bps}/SM {ring}: not run ({rc})"); continue
+        torch.cuda.synchronize()
+        err = (y.float() - refs[act]).abs().max().item()
+        tm = t(lambda: lib.gn_held(*args))
+        print(f"  held on chip T{T} act{act} {bps} blocks/SM, {ring}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
+              f"{three / tm:.2f}x three passes  err {err:.3g}")

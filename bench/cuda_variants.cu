@@ -3,6 +3,7 @@
 // with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch. Build:
 // nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
 #include <cuda_fp16.h>
+#include <cuda/atomic>
 #include <algorithm>
 #include <cstdint>
 struct alignas(16) V8 { __half2 h[4]; };
@@ -403,3 +404,154 @@ extern "C" int gn(int t, int k, int hint, int slab, const __half* x, const __hal
   return 1;
 }
 extern "C" int l2_bytes() { int d, n; cudaGetDevice(&d); cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, d); return n; }
+
+// --- run O: group norm held on chip ---------------------------------------------------------------------------------
+
+// Group norm whose groups pass through shared memory once: a grid that the GPU holds at once (a cooperative launch)
+// walks the groups in order, each block taking chunks b, b + P, ... of every group (chunks of E = T * 8 elements, a
+// vector a thread, inside one channel), through a ring of S buffers filled by bulk copies S - 1 groups ahead. At
+// group g a block starts loading group g + S - 1, publishes the (count, mean, squared deviations) of its chunks of
+// group g + 1 (a counter a group, zeroed before the launch), waits until the P blocks have published group g,
+// combines their partials in one fixed order (every block computes the same totals) and writes group g's outputs
+// from shared memory. So x is read from DRAM once, and the wait for the slowest block overlaps the loads ahead.
+// ACT 1: swish of the outputs.
+template <int T>
+__device__ __forceinline__ Stat block_chan(Stat t, Stat* sh) {
+#pragma unroll
+  for (int m = 16; m; m >>= 1)
+    t = chan(t, Stat{__shfl_xor_sync(~0u, t.n, m), __shfl_xor_sync(~0u, t.m, m), __shfl_xor_sync(~0u, t.q, m)});
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
+  __syncthreads();
+  Stat r = sh[0];
+#pragma unroll
+  for (int w = 1; w < T / 32; ++w) r = chan(r, sh[w]);
+  return r;
+}
+constexpr int kMaxRing = 16;
+template <int T, int ACT>
+__global__ void __launch_bounds__(T) gn_chip(GnArgs a, int groups, int per_image, int held, int S, unsigned* counters,
+                                             float eps) {
+  extern __shared__ __align__(128) unsigned char chip_bytes[];
+  V8* ring = reinterpret_cast<V8*>(chip_bytes);  // S buffers of `held` chunks of T vectors
+  __shared__ __align__(8) uint64_t bar[kMaxRing];
+  __shared__ Stat shs[T / 32];
+  __shared__ float sh[T / 32];
+  constexpr int E = T * 8;
+  const int P = gridDim.x, b = blockIdx.x;
+  const int mine = b < a.items ? (a.items - b + P - 1) / P : 0;  // chunks of each group this block takes
+  const uint64_t group_elems = uint64_t(a.items) * E;
+  auto buffer = [&](int g) { return ring + uint64_t(g % S) * held * T; };
+  auto load = [&](int g) {  // thread 0: group g's chunks into its buffer
+    if (mine == 0 || g >= groups) return;
+    uint64_t* bb = &bar[g % S];
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bb)), "r"(mine * E * 2)
+                 : "memory");
+    for (int i = 0; i < mine; ++i)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   ::"r"(smem_u32(buffer(g) + i * T)), "l"(a.x + g * group_elems + uint64_t(b + i * P) * E),
+                   "r"(E * 2), "r"(smem_u32(bb)) : "memory");
+  };
+  auto publish = [&](int g) {  // this block's partial of group g: its mean, then its squared deviations
+    if (g >= groups) return;
+    const V8* v8 = buffer(g);
+    if (mine) wait_parity(&bar[g % S], uint32_t(g / S) & 1u);
+    float sum = 0;
+    for (int i = 0; i < mine; ++i) {
+      const V8 v = v8[i * T + threadIdx.x];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v.h[j]); sum += f.x + f.y; }
+    }
+    const float n = float(mine) * E;
+    const float mean = mine ? block_sum<T>(sum, sh) / n : 0.f;
+    float sq = 0;
+    for (int i = 0; i < mine; ++i) {
+      const V8 v = v8[i * T + threadIdx.x];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __half22float2(v.h[j]);
+        sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+      }
+    }
+    if (mine) sq = block_sum<T>(sq, sh);
+    if (threadIdx.x == 0) {
+      a.partials[uint64_t(g) * P + b] = {n, mean, sq};
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device>(counters[g]).fetch_add(1, cuda::memory_order_release);
+    }
+  };
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bar[i])));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int g = 0; g + 1 < S; ++g) load(g);
+  }
+  __syncthreads();
+  publish(0);
+  for (int g = 0; g < groups; ++g) {
+    if (threadIdx.x == 0) {
+      // The buffer of group g + S - 1 was last read by group g - 1's outputs, which passed the barrier that ended
+      // that group; the fence orders those reads before the bulk copies' writes.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      load(g + S - 1);
+    }
+    publish(g + 1);
+    if (threadIdx.x == 0) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(counters[g]);
+      while (done.load(cuda::memory_order_acquire) < unsigned(P)) __nanosleep(32);
+    }
+    __syncthreads();
+    Stat t{0, 0, 0};
+    for (int j = threadIdx.x; j < P; j += T) {
+      const Stat* p = a.partials + uint64_t(g) * P + j;
+      t = chan(t, Stat{__ldcg(&p->n), __ldcg(&p->m), __ldcg(&p->q)});
+    }
+    t = block_chan<T>(t, shs);
+    const float rstd = rsqrtf(t.q / t.n + eps);
+    const int c0 = g % per_image * a.cpg;
+    const V8* v8 = buffer(g);
+    for (int i = 0; i < mine; ++i) {
+      const int chunk = b + i * P;
+      const int c = c0 + chunk / (a.hw / E);
+      const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
+      const V8 v = v8[i * T + threadIdx.x];
+      V8 o;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __half22float2(v.h[j]);
+        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
+        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
+        o.h[j] = __floats2half2_rn(z0, z1);
+      }
+      reinterpret_cast<V8*>(a.y + g * group_elems + uint64_t(chunk) * E)[threadIdx.x] = o;
+    }
+    __syncthreads();  // group g's buffer is free for group g + S
+  }
+}
+// stages 0: as many buffers as fit (at most kMaxRing).
+template <int T, int ACT>
+int gn_chip_launch(GnArgs a, int images, int G, int blocks_per_sm, int stages, unsigned* counters, cudaStream_t st) {
+  if (a.hw % (T * 8)) return 2;
+  int P = sms() * blocks_per_sm, held = (a.items + P - 1) / P, groups = images * G;
+  const size_t per_buffer = size_t(held) * T * 16;
+  int S = stages ? stages : std::min<int>(kMaxRing, int(227 * 1024 / blocks_per_sm / per_buffer));
+  S = std::min(S, std::max(groups, 2));
+  float eps = 1e-5f;
+  const size_t smem = S * per_buffer;
+  if (S < 2 || cudaFuncSetAttribute(gn_chip<T, ACT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess)
+    return 3;
+  int occ = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gn_chip<T, ACT>, T, smem);
+  if (occ < blocks_per_sm) return 4;
+  cudaMemsetAsync(counters, 0, sizeof(unsigned) * groups, st);
+  void* args[] = {&a, &groups, &G, &held, &S, &counters, &eps};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<void*>(gn_chip<T, ACT>), dim3(P), dim3(T), args, smem, st)
+             == cudaSuccess ? 0 : 5;
+}
+#define GNC(TT, AA) if (t == TT && act == AA) return gn_chip_launch<TT, AA>(a, images, G, blocks_per_sm, stages, counters, st);
+// x [images][G][cpg][hw] float16; ws: images * G * sms * blocks_per_sm Stats, then images * G counters.
+extern "C" int gn_held(int t, int act, int blocks_per_sm, int stages, const __half* x, const __half* s, const __half* b, __half* y,
+                       void* ws, int images, int G, int cpg, int hw, cudaStream_t st) {
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * 8))};
+  unsigned* counters = reinterpret_cast<unsigned*>(a.partials + uint64_t(images) * G * sms() * blocks_per_sm);
+  GNC(128, 0) GNC(256, 0) GNC(256, 1) GNC(512, 0)
+  return 1;
+}

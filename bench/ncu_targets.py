@@ -1,8 +1,8 @@
 """One dispatch each (after two warm-ups) of the memory-bound rows that Nsight Compute profiles: layer norm
-[8,2048,4096], softmax [16384,4096] and group norm [1,128,1024,1024], float16, on the cuda executor
-(bench/README.md, run M). Run under ncu, for example:
+[8,2048,4096], softmax [16384,4096], group norm [1,128,1024,1024] and the chain x * sigmoid(x) [64,1024,1024],
+float16, on the cuda executor (bench/README.md, runs M and O). Run under ncu, for example:
 
-    ncu --clock-control none -k "regex:held|combine" --section SpeedOfLight --section LaunchStats \\
+    ncu --clock-control none -k "regex:rows|held|combine|chain" --section SpeedOfLight --section LaunchStats \\
         --section Occupancy --section InstructionStats python3 bench/ncu_targets.py
 """
 
@@ -33,6 +33,8 @@ def main():
     scale, bias = rng.standard_normal(128).astype(np.float16), rng.standard_normal(128).astype(np.float16)
     dispatch(device, lambda g, v: group_norm(g, v, 32, scale, bias),
              rng.standard_normal((1, 128, 1024, 1024)).astype(np.float16))
+    dispatch(device, lambda g, v: v * dml.activation_sigmoid(v),
+             rng.standard_normal((64, 1024, 1024)).astype(np.float16))
 
 
 if __name__ == "__main__":

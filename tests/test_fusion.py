@@ -237,6 +237,23 @@ def test_swish_written_as_two_nodes_is_one_chain(device, dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_in_a_chain_saturates(device, dtype):
+    """x * sigmoid(x) where exp(-x) overflows float32 or vanishes (|x| up to float16's largest, and infinity): the
+    chain's sigmoid (float16: MUFU's exponential and reciprocal) goes to 0 and 1 as the reference does."""
+    big = [0.0, -0.0, 1.0, -1.0, 15.0, -15.0, 87.0, -87.0, 89.0, -89.0, 104.0, -104.0, 300.0, -300.0, 65504.0,
+           -65504.0, np.inf]
+    x = np.array(big * 2, dtype).reshape(2, 17)
+
+    def build(i):
+        s = dml.activation_sigmoid(i["x"])
+        return i["x"] * s, [s]
+
+    X = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        check_chain(device, build, {"x": x}, X * sigmoid(X))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_y_plus_half_y_is_one_chain(device, dtype):
     """y + y * 0.5: the scalar multiply is a scale on the unary identity, the add reads the chain's start again."""
     y = RNG.standard_normal((2, 4, 8, 8)).astype(dtype)

@@ -60,9 +60,10 @@ template <int W, class T> __device__ __forceinline__ void store_vector(T* p, con
 // --- activations fused into outputs ------------------------------------------------------------------------------
 
 // An activation whose function is fixed at compile time: apply_activation's switch folds away. FLOAT16: the result
-// is stored as float16, and swish takes MUFU's exponential and reciprocal (__expf, __fdividef), whose error of a
-// few float ulps is far below float16's rounding, where expf and an IEEE division cost a normalization's outputs
-// pass about 25 instructions an element (group norm + swish ran at three quarters of group norm's bandwidth).
+// is stored as float16, and swish and sigmoid take MUFU's exponential and reciprocal (__expf, __fdividef), whose
+// error of a few float ulps is far below float16's rounding, where expf and an IEEE division cost a normalization's
+// outputs pass about 25 instructions an element (group norm + swish ran at three quarters of group norm's
+// bandwidth).
 template <ActivationFunction A, bool FLOAT16 = false>
 struct FixedActivation {
     FusedActivation f;  // alpha and beta
@@ -70,6 +71,8 @@ struct FixedActivation {
     __device__ __forceinline__ C operator()(C x) const {
         if constexpr (FLOAT16 && A == ActivationFunction::Swish && std::is_same_v<C, float>) {
             return __fdividef(x, 1.0f + __expf(-f.alpha * x));
+        } else if constexpr (FLOAT16 && A == ActivationFunction::Sigmoid && std::is_same_v<C, float>) {
+            return __fdividef(1.0f, 1.0f + __expf(-x));
         } else {
             FusedActivation fixed = f;
             fixed.function = A;

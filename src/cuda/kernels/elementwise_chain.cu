@@ -44,54 +44,76 @@ __device__ __forceinline__ void with_common(E e, Body&& body) {
     body(Runtime<E>{e});
 }
 
-// v = the chain over W values. load(k, o) reads input k's W values into o; input 0 starts the chain.
-template <int W, class T, class Load>
-__device__ __forceinline__ void run_chain(const ChainArgs<T>& a, float (&v)[W], const Load& load) {
-    float start[W];
+// An activation step's function: fixed at compile time where `fn` is a Constant (a float16 chain then takes
+// FixedActivation's MUFU sigmoid and swish, whose error of a few float ulps its one rounding to float16 hides),
+// else chosen per element.
+template <class T, ActivationFunction A>
+__device__ __forceinline__ auto step_activation(Constant<A>, const FusedActivation& f) {
+    return FixedActivation<A, std::is_same_v<T, __half>>{f};
+}
+template <class T>
+__device__ __forceinline__ auto step_activation(Runtime<ActivationFunction>, const FusedActivation& f) {
+    return AnyActivation{f};
+}
+
+// v = the chain over U vectors of W values. load(k, o) reads input k's vectors into o; input 0 starts the chain and
+// stays held as stored (float16: half the registers of its values in float) for the steps that take it again.
+template <int U, int W, class T, class Load>
+__device__ __forceinline__ void run_chain(const ChainArgs<T>& a, float (&v)[U * W], const Load& load) {
+    Vector<T, W> start[U];
     load(0, start);
 #pragma unroll
-    for (int j = 0; j < W; ++j) v[j] = start[j];
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < W; ++j) v[u * W + j] = start[u][j];
     for (int k = 0; k < a.count; ++k) {
         const ChainStep& s = a.steps[k];
         switch (s.kind) {
             case ChainStep::Kind::Unary: {
                 if (s.affine)
 #pragma unroll
-                    for (int j = 0; j < W; ++j) v[j] = affine(v[j], s.scale, s.bias);
+                    for (int j = 0; j < U * W; ++j) v[j] = affine(v[j], s.scale, s.bias);
                 using enum UnaryFunction;
-                with_common<W, Identity, Abs, Erf, Exp, Log, Recip, Sqrt, Tanh, Negate, ConstantPow>(
+                with_common<U * W, Identity, Abs, Erf, Exp, Log, Recip, Sqrt, Tanh, Negate, ConstantPow>(
                     s.unary, [&](auto fn) {
 #pragma unroll
-                        for (int j = 0; j < W; ++j) v[j] = apply_unary(fn(), v[j], s.parameter);
+                        for (int j = 0; j < U * W; ++j) v[j] = apply_unary(fn(), v[j], s.parameter);
                     });
                 break;
             }
             case ChainStep::Kind::Activation: {
                 using enum ActivationFunction;
-                with_common<W, Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Swish, HardSwish>(
+                with_common<U * W, Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Swish, HardSwish>(
                     s.activation.function, [&](auto fn) {
-                        const FusedActivation f{fn(), s.activation.alpha, s.activation.beta};
+                        const auto act = step_activation<T>(fn, s.activation);
 #pragma unroll
-                        for (int j = 0; j < W; ++j) v[j] = apply_activation(f, v[j]);
+                        for (int j = 0; j < U * W; ++j) v[j] = act(v[j]);
                     });
                 break;
             }
             case ChainStep::Kind::Binary: {
-                float o[W];
+                float o[U * W];
                 if (s.operand == kChainRunning || s.operand == 0) {
 #pragma unroll
-                    for (int j = 0; j < W; ++j) o[j] = s.operand == 0 ? start[j] : v[j];
+                    for (int u = 0; u < U; ++u)
+#pragma unroll
+                        for (int j = 0; j < W; ++j) o[u * W + j] = s.operand == 0 ? start[u][j] : v[u * W + j];
                 } else {
-                    load(s.operand, o);
+                    Vector<T, W> in[U];
+                    load(s.operand, in);
+#pragma unroll
+                    for (int u = 0; u < U; ++u)
+#pragma unroll
+                        for (int j = 0; j < W; ++j) o[u * W + j] = in[u][j];
                 }
                 using enum BinaryFunction;
-                with_common<W, Add, Subtract, Multiply, Divide, Max, Min>(s.binary, [&](auto fn) {
+                with_common<U * W, Add, Subtract, Multiply, Divide, Max, Min>(s.binary, [&](auto fn) {
                     if (s.running_second)
 #pragma unroll
-                        for (int j = 0; j < W; ++j) v[j] = apply_binary(fn(), o[j], v[j]);
+                        for (int j = 0; j < U * W; ++j) v[j] = apply_binary(fn(), o[j], v[j]);
                     else
 #pragma unroll
-                        for (int j = 0; j < W; ++j) v[j] = apply_binary(fn(), v[j], o[j]);
+                        for (int j = 0; j < U * W; ++j) v[j] = apply_binary(fn(), v[j], o[j]);
                 });
                 break;
             }
@@ -105,13 +127,9 @@ template <int U, class T>
 __device__ __forceinline__ void run_vectors(const ChainArgs<T>& a, uint64_t v, uint64_t stride) {
     constexpr int W = int(16 / sizeof(T));
     float r[U * W];
-    run_chain<U * W>(a, r, [&](int k, float (&o)[U * W]) {
+    run_chain<U, W>(a, r, [&](int k, Vector<T, W> (&o)[U]) {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const Vector<T, W> in = load_vector<W>(a.x[k] + (v + u * stride) * W);
-#pragma unroll
-            for (int j = 0; j < W; ++j) o[u * W + j] = in[j];
-        }
+        for (int u = 0; u < U; ++u) o[u] = load_vector<W>(a.x[k] + (v + u * stride) * W);
     });
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -134,7 +152,7 @@ __global__ void __launch_bounds__(kThreads)
     const uint64_t tail = vectors * W + first;
     if (first < W && tail < count) {
         float r[1];
-        run_chain<1>(a, r, [&](int k, float (&o)[1]) { o[0] = load(a.x[k] + tail); });
+        run_chain<1, 1>(a, r, [&](int k, Vector<T, 1> (&o)[1]) { o[0] = load_vector<1>(a.x[k] + tail); });
         store(a.y + tail, r[0]);
     }
 }
@@ -147,11 +165,11 @@ __global__ void __launch_bounds__(kThreads) strided_chain_kernel(const __grid_co
         int64_t off[N];
         ix.offsets(i, off);
         float v[1];
-        run_chain<1>(a, v, [&](int k, float (&o)[1]) {
+        run_chain<1, 1>(a, v, [&](int k, Vector<T, 1> (&o)[1]) {
             // off[k + 1], selected: a register array indexed at run time would go to local memory
             static_assert(N == 5);
             const int64_t at = k == 0 ? off[1] : k == 1 ? off[2] : k == 2 ? off[3] : off[4];
-            o[0] = load(a.x[k] + at);
+            o[0] = load_vector<1>(a.x[k] + at);
         });
         store(a.y + off[0], v[0]);
     }
