@@ -20,7 +20,7 @@ import directml as dml
 from directml import _core
 
 PACKAGE = Path(dml.__file__).parent
-STUB = PACKAGE / "_core.pyi"
+STUB = Path(_core.__file__).with_name("_core.pyi")  # beside the extension: in an editable install, not in PACKAGE
 
 
 def test_package_ships_stubs_and_py_typed():
