@@ -100,12 +100,26 @@ def test_resample_nearest_rounds_down_or_up_not_to_the_nearest(device):
 
 @pytest.mark.parametrize("mode", [NN, LINEAR])
 def test_resample_defaults(device, mode):
-    """Empty lists: scales output/input, input offsets 0.5, output offsets -0.5; rounding DECREASING."""
+    """Empty lists: scales output/input, input offsets 0.5, output offsets -0.5; rounding INCREASING (DirectMLX's
+    default)."""
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     out = (2, 3, 7, 3)
     y = run(device, lambda a: dml.resample(a, output_sizes=list(out), mode=mode), x)
     scales = [o / i for o, i in zip(out, x.shape)]
-    np.testing.assert_allclose(y, np_resample(x, out, mode, DOWN, scales, [0.5] * 4, [-0.5] * 4), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y, np_resample(x, out, mode, UP, scales, [0.5] * 4, [-0.5] * 4), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", [NN, LINEAR])
+def test_resample_grad_defaults(device, directml_differs, mode):
+    """The same defaults, but rounding DECREASING: DirectMLX's ResampleGrad takes no rounding and builds
+    RESAMPLE_GRAD, which rounds down (DirectML's docs' example, test_resample_and_grad_doc_example)."""
+    directml_differs(RESAMPLE_GRAD_DIFFERS)
+    dy = rng.standard_normal((2, 3, 7, 3)).astype(np.float32)
+    in_sizes = (2, 3, 4, 5)
+    dx = run(device, lambda a: dml.resample_grad(a, output_sizes=list(in_sizes), mode=mode), dy)
+    scales = [o / i for o, i in zip(dy.shape, in_sizes)]
+    np.testing.assert_allclose(dx, np_resample_grad(dy, in_sizes, mode, DOWN, scales, [0.5] * 4, [-0.5] * 4),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_resample_linear_half_pixel_matches_known_values(device):
@@ -115,9 +129,12 @@ def test_resample_linear_half_pixel_matches_known_values(device):
 
 
 def test_resample_and_grad_doc_example(device):
+    """DirectML's docs' example (RESAMPLE_GRAD's, repeated for RESAMPLE2 and RESAMPLE_GRAD1): nearest rounding down."""
     x = np.array([[1, 2], [3, 4]], np.float32)
     params = dict(output_sizes=[1, 3], mode=NN, scales=[0.5, 1.5])
-    np.testing.assert_array_equal(run(device, lambda a: dml.resample(a, **params), x), [[1, 1, 2]])
+    np.testing.assert_array_equal(run(device, lambda a: dml.resample(a, rounding_direction=DOWN, **params), x),
+                                  [[1, 1, 2]])
+    np.testing.assert_array_equal(run(device, lambda a: dml.resample(a, **params), x), [[3, 4, 4]])  # rounding up
     dy = np.array([[4, 5, 6]], np.float32)
     dx = run(device, lambda a: dml.resample_grad(a, output_sizes=[2, 2], mode=NN, scales=[0.5, 1.5]), dy)
     np.testing.assert_array_equal(dx, [[9, 6], [0, 0]])
@@ -205,9 +222,10 @@ def test_resample_grad_is_the_adjoint_with_default_scales(device, directml_diffe
     directml_differs(RESAMPLE_GRAD_DIFFERS)
     x = rng.standard_normal((3, 4, 5)).astype(np.float32)
     dy = rng.standard_normal((5, 2, 8)).astype(np.float32)
-    for mode in (NN, LINEAR):
-        y = run(device, lambda a: dml.resample(a, output_sizes=[5, 2, 8], mode=mode), x)
-        dx = run(device, lambda a: dml.resample_grad(a, output_sizes=[3, 4, 5], mode=mode), dy)
+    for mode, rounding in ((NN, UP), (NN, DOWN), (LINEAR, DOWN)):
+        y = run(device, lambda a: dml.resample(a, output_sizes=[5, 2, 8], mode=mode, rounding_direction=rounding), x)
+        dx = run(device, lambda a: dml.resample_grad(a, output_sizes=[3, 4, 5], mode=mode, rounding_direction=rounding),
+                 dy)
         np.testing.assert_allclose(np.vdot(y, dy), np.vdot(x, dx), rtol=1e-4)
 
 

@@ -141,7 +141,8 @@ def upsample_nearest(x: dml.Expression, size=None) -> dml.Expression:
     cropped to `size` (H', W') where given: a UNet's odd-sized skip, as diffusers' forward_upsample_size does."""
     n, c, h, w = x.shape
     return dml.resample(x, output_sizes=[n, c, *(size or (2 * h, 2 * w))], mode=dml.InterpolationMode.NEAREST_NEIGHBOR,
-                        scales=[1, 1, 2, 2], input_pixel_offsets=[0] * 4, output_pixel_offsets=[0] * 4)
+                        rounding_direction=dml.AxisDirection.DECREASING, scales=[1, 1, 2, 2],
+                        input_pixel_offsets=[0] * 4, output_pixel_offsets=[0] * 4)
 
 
 def causal_mask(graph: dml.Graph, batch: int, heads: int, length: int) -> dml.Expression:
