@@ -296,7 +296,10 @@ def test_convolution_integer(graph, tx, tw, per_channel, groups):
     ex, ew, exz, ewz = (graph.input(a.shape, a.dtype) for a in (x, w, xz, wz))
     y = dml.convolution_integer(ex, ew, exz, ewz, strides=[1, 2], start_padding=[1, 0], end_padding=[0, 1],
                                 group_count=groups)
-    assert y.dtype == np.int32
+    assert y.dtype == np.int32 and y.shape == (2, m, 4, 3)
+    again = dml.convolution_integer(ex, ew, exz, ewz, strides=[1, 2], start_padding=[1, 0], end_padding=[0, 1],
+                                    group_count=groups, output_sizes=[2, m, 4, 3])  # DirectMLX's parameter, restated
+    assert again.shape == y.shape
     (got,) = run(graph, [y], {ex: x, ew: w, exz: xz, ewz: wz})
     np.testing.assert_array_equal(got, integer_conv_ref(x, w, xz.item(), wz.ravel() if per_channel else wz.item(),
                                                         (1, 2), (1, 0), (0, 1), groups))
@@ -321,7 +324,7 @@ def test_quantized_linear_convolution(graph, out_type, per_channel):
     bias = RNG.integers(-5000, 5000, (1, m, 1, 1)).astype(np.int32)
     arrays = [x, xs, w, ws, ys, xz, wz, bias, yz]
     inputs = [graph.input(a.shape, a.dtype) for a in arrays]
-    y = dml.quantized_linear_convolution(*inputs, start_padding=[1, 1], end_padding=[1, 1])
+    y = dml.quantized_linear_convolution(*inputs, start_padding=[1, 1], end_padding=[1, 1], output_sizes=[1, m, 5, 5])
     assert y.dtype == out_type and y.shape == (1, m, 5, 5)
     (got,) = run(graph, [y], dict(zip(inputs, arrays)))
     acc = integer_conv_ref(x, w, xz.item(), wz.ravel() if per_channel else wz.item(), (1, 1), (1, 1), (1, 1), 1)
@@ -345,6 +348,11 @@ def test_integer_convolution_errors(graph):
         dml.convolution_integer(x, w, None, graph.input([1, 2, 1, 1], np.int8))
     with pytest.raises(ValueError, match="input_zero_point has sizes"):
         dml.convolution_integer(x, w, graph.input([1, 2, 1, 1], np.uint8))
+    with pytest.raises(ValueError, match=r"^convolution_integer\(\): output_sizes \[1, 3, 4, 4\] differ from the "
+                                         r"computed \[1, 3, 3, 3\]"):
+        dml.convolution_integer(x, w, output_sizes=[1, 3, 4, 4])
+    with pytest.raises(ValueError, match=r"^quantized_linear_convolution\(\): output_sizes \[1, 3, 3\] differ"):
+        dml.quantized_linear_convolution(x, s, w, s, s, output_sizes=[1, 3, 3])
     with pytest.raises(ValueError, match="bias has type FLOAT32; allowed: INT32"):
         dml.quantized_linear_convolution(x, s, w, s, s, bias=graph.input([1, 3, 1, 1]))
     with pytest.raises(ValueError, match=r"bias must be INT32\[1, 3, 1, 1\]"):

@@ -67,32 +67,35 @@ void bind_gemm_convolution(nb::module_& m) {
           "A BACKWARD (transposed) convolution takes a filter [C_in, C_out / groups, k...].");
     def(m, "convolution_integer",
           [](const Expression& input, const Expression& filter, OptExpr input_zero_point, OptExpr filter_zero_point,
-             Window strides, Window dilations, Window start_padding, Window end_padding, uint32_t group_count) {
+             Window strides, Window dilations, Window start_padding, Window end_padding, uint32_t group_count,
+             Window output_sizes) {
               return convolution_integer(input, filter, input_zero_point, filter_zero_point,
-                                         window(strides, dilations, start_padding, end_padding, group_count));
+                                         window(strides, dilations, start_padding, end_padding, group_count),
+                                         output_sizes);
           },
           "input"_a, "filter"_a, "input_zero_point"_a = nb::none(), "filter_zero_point"_a = nb::none(), nb::kw_only(),
           "strides"_a = Window{}, "dilations"_a = Window{}, "start_padding"_a = Window{}, "end_padding"_a = Window{},
-          "group_count"_a = 1u,
-          "Forward 2-D convolution of INT8 / UINT8 data minus zero points into INT32 "
-          "(DML_OPERATOR_CONVOLUTION_INTEGER).");
+          "group_count"_a = 1u, "output_sizes"_a = Window{},
+          "Forward 2-D convolution of INT8 / UINT8 data minus zero points into INT32; output_sizes, where given, "
+          "must be the computed ones (DML_OPERATOR_CONVOLUTION_INTEGER).");
     def(m, "quantized_linear_convolution",
           [](const Expression& input, const Expression& input_scale, const Expression& filter,
              const Expression& filter_scale, const Expression& output_scale, OptExpr input_zero_point,
              OptExpr filter_zero_point, OptExpr bias, OptExpr output_zero_point, Window strides, Window dilations,
-             Window start_padding, Window end_padding, uint32_t group_count, nb::handle output_dtype) {
+             Window start_padding, Window end_padding, uint32_t group_count, Window output_sizes,
+             nb::handle output_dtype) {
               return quantized_linear_convolution(input, input_scale, filter, filter_scale, output_scale,
                                                   input_zero_point, filter_zero_point, bias, output_zero_point,
                                                   window(strides, dilations, start_padding, end_padding, group_count),
-                                                  optional_type(output_dtype));
+                                                  optional_type(output_dtype), output_sizes);
           },
           "input"_a, "input_scale"_a, "filter"_a, "filter_scale"_a, "output_scale"_a,
           "input_zero_point"_a = nb::none(), "filter_zero_point"_a = nb::none(), "bias"_a = nb::none(),
           "output_zero_point"_a = nb::none(), nb::kw_only(), "strides"_a = Window{}, "dilations"_a = Window{},
           "start_padding"_a = Window{}, "end_padding"_a = Window{}, "group_count"_a = 1u,
-          "output_dtype"_a = nb::none(),
-          "Dequantize input and filter, convolve, add the INT32 bias, quantize with the output scale and zero point "
-          "(DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION).");
+          "output_sizes"_a = Window{}, "output_dtype"_a = nb::none(),
+          "Dequantize input and filter, convolve, add the INT32 bias, quantize with the output scale and zero point; "
+          "output_sizes, where given, must be the computed ones (DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION).");
 }
 
 }  // namespace dml::binding

@@ -48,6 +48,13 @@ Sizes forward_output_sizes(const std::string& op, const Sizes& in, const Sizes& 
     return out;
 }
 
+// A forward convolution's output_sizes, where given, only restate the computed ones (DirectMLX takes them as given).
+void check_forward_output_sizes(const std::string& op, const std::vector<uint32_t>& output_sizes, const Sizes& out) {
+    if (!output_sizes.empty() && output_sizes != out)
+        throw ValueError(op + ": output_sizes " + sizes_to_string(output_sizes) + " differ from the computed " +
+                         sizes_to_string(out));
+}
+
 // The output sizes of a backward convolution with filter [in_channels, out_channels / groups, k...]: each spatial
 // size is (in - 1) * stride + dilated kernel - padding + output_padding, or the caller's within that stride (which
 // then sets the output padding).
@@ -121,9 +128,7 @@ Expression convolution(const Expression& input, const Expression& filter, const 
     Sizes out;
     if (forward) {
         out = forward_output_sizes(op, input.sizes(), filter.sizes(), *desc);
-        if (!output_sizes.empty() && output_sizes != out)
-            throw ValueError(op + ": output_sizes " + sizes_to_string(output_sizes) + " differ from the computed " +
-                             sizes_to_string(out));
+        check_forward_output_sizes(op, output_sizes, out);
     } else {
         out = backward_output_sizes(op, input.sizes(), filter.sizes(), *desc, output_sizes);
     }
@@ -139,17 +144,20 @@ Expression convolution(const Expression& input, const Expression& filter, const 
 
 namespace {
 
-// The common part of the integer convolutions: 4-D INT8 / UINT8 operands, the window, the output sizes, and zero
-// points of their operand's type (the input's per tensor, the filter's per tensor or per output channel).
+// The common part of the integer convolutions: 4-D INT8 / UINT8 operands, the window, the output sizes (checked
+// against the caller's), and zero points of their operand's type (the input's per tensor, the filter's per tensor or
+// per output channel).
 Sizes integer_convolution_sizes(const std::string& op, const Expression& input, const Expression& filter,
                                 const std::optional<Expression>& input_zero_point,
-                                const std::optional<Expression>& filter_zero_point, ConvolutionWindow& w) {
+                                const std::optional<Expression>& filter_zero_point, ConvolutionWindow& w,
+                                const std::vector<uint32_t>& output_sizes) {
     require_types(op, "input", input, kIntegerOperandTypes);
     require_types(op, "filter", filter, kIntegerOperandTypes);
     require_rank(op, "input", input, 4, 4);
     require_same_rank(op, input, filter);
     normalize_window(op, w, 2, input.sizes()[1]);
     Sizes out = forward_output_sizes(op, input.sizes(), filter.sizes(), w);
+    check_forward_output_sizes(op, output_sizes, out);
     if (input_zero_point)
         require_parameter(op, "input_zero_point", *input_zero_point, {input.data_type()}, {1, 1, 1, 1});
     if (filter_zero_point)
@@ -161,13 +169,14 @@ Sizes integer_convolution_sizes(const std::string& op, const Expression& input, 
 
 Expression convolution_integer(const Expression& input, const Expression& filter,
                                const std::optional<Expression>& input_zero_point,
-                               const std::optional<Expression>& filter_zero_point, ConvolutionWindow window) {
+                               const std::optional<Expression>& filter_zero_point, ConvolutionWindow window,
+                               const std::vector<uint32_t>& output_sizes) {
     const std::string op = "DML_OPERATOR_CONVOLUTION_INTEGER";
     common_graph(op, {&input, &filter, input_zero_point ? &*input_zero_point : nullptr,
                       filter_zero_point ? &*filter_zero_point : nullptr});
     auto desc = std::make_shared<ConvolutionIntegerDesc>();
     static_cast<ConvolutionWindow&>(*desc) = std::move(window);
-    Sizes out = integer_convolution_sizes(op, input, filter, input_zero_point, filter_zero_point, *desc);
+    Sizes out = integer_convolution_sizes(op, input, filter, input_zero_point, filter_zero_point, *desc, output_sizes);
     return add_single(op, desc, {input, input_zero_point, filter, filter_zero_point}, TensorDesc(DataType::Int32, out));
 }
 
@@ -177,14 +186,15 @@ Expression quantized_linear_convolution(const Expression& input, const Expressio
                                         const std::optional<Expression>& filter_zero_point,
                                         const std::optional<Expression>& bias,
                                         const std::optional<Expression>& output_zero_point, ConvolutionWindow window,
-                                        std::optional<DataType> output_type) {
+                                        std::optional<DataType> output_type,
+                                        const std::vector<uint32_t>& output_sizes) {
     const std::string op = "DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION";
     common_graph(op, {&input, &input_scale, &filter, &filter_scale, &output_scale,
                       input_zero_point ? &*input_zero_point : nullptr, filter_zero_point ? &*filter_zero_point : nullptr,
                       bias ? &*bias : nullptr, output_zero_point ? &*output_zero_point : nullptr});
     auto desc = std::make_shared<QuantizedLinearConvolutionDesc>();
     static_cast<ConvolutionWindow&>(*desc) = std::move(window);
-    Sizes out = integer_convolution_sizes(op, input, filter, input_zero_point, filter_zero_point, *desc);
+    Sizes out = integer_convolution_sizes(op, input, filter, input_zero_point, filter_zero_point, *desc, output_sizes);
     const Sizes per_tensor = {1, 1, 1, 1}, per_channel = {1, out[1], 1, 1};
     require_parameter(op, "input_scale", input_scale, {DataType::Float32}, per_tensor);
     require_parameter(op, "filter_scale", filter_scale, {DataType::Float32}, per_channel);

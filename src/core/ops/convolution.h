@@ -51,7 +51,9 @@ Expression convolution(const Expression& input, const Expression& filter, const 
                        FusedActivation fused, std::vector<uint32_t> output_sizes);
 Expression convolution_integer(const Expression& input, const Expression& filter,
                                const std::optional<Expression>& input_zero_point,
-                               const std::optional<Expression>& filter_zero_point, ConvolutionWindow window);
+                               const std::optional<Expression>& filter_zero_point, ConvolutionWindow window,
+                               const std::vector<uint32_t>& output_sizes);
+// Forward convolutions' `output_sizes`, where not empty, must equal the computed sizes (DirectMLX's parameter).
 // The output type is the output zero point's; without one, `output_type` (UINT8 when not given).
 Expression quantized_linear_convolution(const Expression& input, const Expression& input_scale,
                                         const Expression& filter, const Expression& filter_scale,
@@ -59,6 +61,6 @@ Expression quantized_linear_convolution(const Expression& input, const Expressio
                                         const std::optional<Expression>& filter_zero_point,
                                         const std::optional<Expression>& bias,
                                         const std::optional<Expression>& output_zero_point, ConvolutionWindow window,
-                                        std::optional<DataType> output_type);
+                                        std::optional<DataType> output_type, const std::vector<uint32_t>& output_sizes);
 
 }  // namespace dml
