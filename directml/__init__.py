@@ -32,4 +32,6 @@ for _name, _function in vars(_core).items():
     if not _name.startswith("_") and type(_function).__name__ == "nb_func":
         globals()[_name] = _naming_missing_arguments(_function)
 
+if_ = where  # noqa: F405  DirectMLX's If by its snake-cased name, less the Python keyword (where is NumPy's)
+
 __version__ = "0.1.0"

@@ -570,7 +570,7 @@ def test_where(device, dtype):
     cond = RNG.integers(0, 3, (3, 5)).astype(np.uint8)  # any nonzero byte selects a
     a, b = any_values((3, 5), dtype), any_values((3, 5), dtype)
     y = run(device, dml.where, cond, a, b)
-    assert y.dtype == dtype
+    assert y.dtype == dtype and dml.if_ is dml.where  # DirectMLX's If under its snake-cased name too
     np.testing.assert_array_equal(bits(y), bits(np.where(cond != 0, a, b)))
 
 
