@@ -172,8 +172,10 @@ MVN_CASES = [((2, 3, 4, 5), [2, 3]), ((2, 3, 4, 5), [1, 2, 3]), ((2, 3, 4, 5), [
 @pytest.mark.parametrize("shape, axes", MVN_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("normalize_variance", [True, False])
+@pytest.mark.parametrize("normalize_mean", [True, False])  # False: RMS normalization (MVN2's UseMean)
 @pytest.mark.parametrize("with_scale, with_bias", [(True, True), (False, False), (True, False), (False, True)])
-def test_mean_variance_normalization(run, rng, shape, axes, dtype, normalize_variance, with_scale, with_bias):
+def test_mean_variance_normalization(run, rng, shape, axes, dtype, normalize_variance, normalize_mean, with_scale,
+                                     with_bias):
     x = (rng.standard_normal(shape) * 3 + 2).astype(dtype)
     ps = tuple(1 if d in axes else s for d, s in enumerate(shape))  # per group; a broadcast parameter
     scale = rng.standard_normal(ps).astype(dtype) if with_scale else None
@@ -185,14 +187,15 @@ def test_mean_variance_normalization(run, rng, shape, axes, dtype, normalize_var
         s = next(it) if with_scale else None
         b = next(it) if with_bias else None
         return dml.mean_variance_normalization(ins[0], s, b, axes=axes, normalize_variance=normalize_variance,
-                                               epsilon=1e-5, fused_activation=FA.relu())
+                                               normalize_mean=normalize_mean, epsilon=1e-5,
+                                               fused_activation=FA.relu())
 
     (y,) = run(build, *arrays)
     X = x.astype(np.float64)
     ax = tuple(axes)
-    c = X - X.mean(axis=ax, keepdims=True)
+    c = X - X.mean(axis=ax, keepdims=True) if normalize_mean else X
     if normalize_variance:
-        c = c / np.sqrt(X.var(axis=ax, keepdims=True) + 1e-5)
+        c = c / np.sqrt((c * c).mean(axis=ax, keepdims=True) + 1e-5)  # without the mean: the mean square
     ref = c * (scale if with_scale else 1) + (bias if with_bias else 0)
     close(y, np.maximum(ref, 0), dtype, 1e-4)
 
@@ -241,6 +244,24 @@ def test_layer_norm_rows(device, rng, dtype, shape, operands, act):
     ref = (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + 1e-5)
     ref = ref * (1 if scale is None else scale) + (0 if bias is None else bias)
     close(got, {"none": ref, "relu": np.maximum(ref, 0), "swish": silu(ref)}[act], dtype, 1e-4)
+
+
+@pytest.mark.parametrize("shape, axes, dtype, operand_shape", [
+    ((2, 8, 4096), [2], np.float16, (1, 1, 4096)),  # LLM rows (cuda: a block per row)
+    ((2, 32, 10, 64, 64), [2, 3, 4], np.float16, (1, 32, 10, 1, 1)),  # groups of 40960 (cuda: cut into chunks)
+    ((3, 5, 99, 101), [1, 2, 3], np.float32, (1, 5, 1, 1)),  # odd rows: no vectors
+])
+def test_mean_variance_normalization_without_the_mean(run, rng, shape, axes, dtype, operand_shape):
+    """normalize_mean=False (RMS normalization): x * scale / sqrt(mean(x^2) + epsilon) + bias, on each executor's
+    paths for rows, long groups and odd sizes; inputs with a large mean, where subtracting it would differ."""
+    x = (rng.standard_normal(shape) + 3).astype(dtype)
+    scale = rng.uniform(0.5, 1.5, operand_shape).astype(dtype)
+    bias = rng.standard_normal(operand_shape).astype(dtype)
+    (y,) = run(lambda v, s, b: dml.mean_variance_normalization(v, s, b, axes=axes, normalize_variance=True,
+                                                               normalize_mean=False, epsilon=1e-5), x, scale, bias)
+    X = x.astype(np.float64)
+    ref = X / np.sqrt((X * X).mean(axis=tuple(axes), keepdims=True) + 1e-5) * scale + bias
+    close(y, ref, dtype, 1e-4)
 
 
 def np_group_norm(x, groups, eps=1e-5):

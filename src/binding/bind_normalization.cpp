@@ -53,10 +53,12 @@ void bind_normalization(nb::module_& m) {
           "Gradients of batch_normalization_training (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD): "
           "BatchNormalizationGradOutputs(gradient, scale_gradient, bias_gradient).");
     def(m, "mean_variance_normalization", &mean_variance_normalization, "input"_a, "scale"_a = nb::none(),
-          "bias"_a = nb::none(), nb::kw_only(), "axes"_a, "normalize_variance"_a, "epsilon"_a,
-          "fused_activation"_a = FusedActivation{},
+          "bias"_a = nb::none(), nb::kw_only(), "axes"_a, "normalize_variance"_a, "normalize_mean"_a = true,
+          "epsilon"_a, "fused_activation"_a = FusedActivation{},
           "fused(scale * (input - mean) / sqrt(variance + epsilon) + bias) with mean and variance over `axes` "
-          "(DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1); scale and bias are optional and broadcast.");
+          "(DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1); scale and bias are optional and broadcast. normalize_mean "
+          "False takes the mean as 0, so the variance is the mean square (RMS normalization; "
+          "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2's UseMean).");
     def(m, "local_response_normalization", &local_response_normalization, "input"_a, nb::kw_only(), "cross_channel"_a,
           "local_size"_a, "alpha"_a, "beta"_a, "bias"_a,
           "input / (bias + alpha / local_size * sum of squares in the local region)^beta over a 4-D input "

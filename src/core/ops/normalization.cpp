@@ -109,8 +109,10 @@ BatchNormalizationGradOutputs batch_normalization_training_grad(const Expression
 
 Expression mean_variance_normalization(const Expression& input, const std::optional<Expression>& scale,
                                        const std::optional<Expression>& bias, std::vector<uint32_t> axes,
-                                       bool normalize_variance, float epsilon, FusedActivation fused) {
+                                       bool normalize_variance, bool normalize_mean, float epsilon,
+                                       FusedActivation fused) {
     auto desc = std::make_shared<MeanVarianceNormalizationDesc>();
+    desc->normalize_mean = normalize_mean;  // first: it names the operator (MEAN_VARIANCE_NORMALIZATION2 if false)
     const std::string op = desc->type_name();
     common_graph(op, {&input, scale ? &*scale : nullptr, bias ? &*bias : nullptr});
     check_input(op, input);

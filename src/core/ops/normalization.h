@@ -35,10 +35,15 @@ struct BatchNormalizationGradDesc : OperatorDesc {
 
 struct MeanVarianceNormalizationDesc : OperatorDesc {
     std::vector<uint32_t> axes;  // sorted, unique
+    // normalize_mean false: the mean is taken as 0 and the variance is the mean square (RMS normalization):
+    // MEAN_VARIANCE_NORMALIZATION2's UseMean, which DirectMLX passes as normalizeMean.
+    bool normalize_mean = true;
     bool normalize_variance = true;
     float epsilon = 0;
     FusedActivation fused;
-    std::string type_name() const override { return "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1"; }
+    std::string type_name() const override {
+        return normalize_mean ? "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1" : "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2";
+    }
 };
 
 struct LocalResponseNormalizationDesc : OperatorDesc {
@@ -73,7 +78,8 @@ BatchNormalizationGradOutputs batch_normalization_training_grad(const Expression
 
 Expression mean_variance_normalization(const Expression& input, const std::optional<Expression>& scale,
                                        const std::optional<Expression>& bias, std::vector<uint32_t> axes,
-                                       bool normalize_variance, float epsilon, FusedActivation fused);
+                                       bool normalize_variance, bool normalize_mean, float epsilon,
+                                       FusedActivation fused);
 
 Expression local_response_normalization(const Expression& input, bool cross_channel, uint32_t local_size, float alpha,
                                         float beta, float bias);

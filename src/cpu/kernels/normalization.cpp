@@ -208,7 +208,7 @@ void run_mean_variance_normalization_typed(const KernelArgs& args) {
                 for (; i < g.size; ++i) lanes[0] += term(double(compute_t<T>(xs[i])));
                 return lane_sum(lanes, kLanes);
             };
-            const double mean = sum_of([](double v) { return v; }) / double(g.size);
+            const double mean = d.normalize_mean ? sum_of([](double v) { return v; }) / double(g.size) : 0.0;
             const double inv_std = d.normalize_variance
                                        ? 1 / std::sqrt(sum_of([&](double v) { return (v - mean) * (v - mean); }) /
                                                            double(g.size) + d.epsilon)
@@ -222,8 +222,8 @@ void run_mean_variance_normalization_typed(const KernelArgs& args) {
     }
     g.for_each_group(args.pool, [&](const std::array<int64_t, 4>& at) {
         double sum = 0, sq = 0;
-        g.each(at, [&](const auto& o) { sum += get<T>(x, o[1]); });
-        const double mean = sum / double(g.size);
+        if (d.normalize_mean) g.each(at, [&](const auto& o) { sum += get<T>(x, o[1]); });
+        const double mean = sum / double(g.size);  // 0 without normalize_mean
         g.each(at, [&](const auto& o) { sq += (get<T>(x, o[1]) - mean) * (get<T>(x, o[1]) - mean); });
         const double inv_std = d.normalize_variance ? 1 / std::sqrt(sq / double(g.size) + d.epsilon) : 1.0;
         g.each(at, [&](const auto& o) {

@@ -69,6 +69,7 @@ struct NormalizeOp {
     T *mean, *variance;           // both or neither
     float epsilon;
     bool normalize_variance;
+    bool normalize_mean;  // false: mean 0, the variance the mean square (MVN's normalize_mean)
     FusedActivation act;
     // Bit k: optional operand k (Scale, Bias, Add) loads in vectors where y stores them; the others are constant
     // along y's vectors (plan_groups keeps the vector kernels to those two layouts), or the kernel's VEC is 1.
@@ -108,12 +109,13 @@ struct NormalizeOp {
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t group, uint64_t, bool write) const {
-        const float var = t.c / t.a;
+        // Without normalize_mean the deviations are from 0: their mean square is the variance plus the mean's square.
+        const float var = t.c / t.a + (normalize_mean ? 0.0f : t.b * t.b), m = normalize_mean ? t.b : 0.0f;
         if (write && mean) {
-            store(mean + group, t.b);
+            store(mean + group, m);
             store(variance + group, var);
         }
-        return {t.b, normalize_variance ? 1.0f / sqrtf(var + epsilon) : 1.0f};
+        return {m, normalize_variance ? 1.0f / sqrtf(var + epsilon) : 1.0f};
     }
 
     // The VEC elements of optional operand k a vector of y takes (`absent` where the operand is left out): one
@@ -312,6 +314,7 @@ public:
         if (const auto* d = dynamic_cast<const MeanVarianceNormalizationDesc*>(node.desc.get())) {
             for (uint32_t a : d->axes) reduced[a] = true;
             epsilon_ = d->epsilon, normalize_variance_ = d->normalize_variance, act_ = d->fused;
+            normalize_mean_ = d->normalize_mean;
         } else {
             const auto& t = static_cast<const BatchNormalizationTrainingDesc&>(*node.desc);
             reduced = broadcast_dims(x, node.inputs[1]->desc);
@@ -354,6 +357,7 @@ public:
                               statistics_ ? static_cast<T*>(a.outputs[2]) : nullptr,
                               epsilon_,
                               normalize_variance_,
+                              normalize_mean_,
                               act_,
                               vector_operands_};
             auto in_vectors = [&](int k, const T* p) { return !(vector_operands_ >> k & 1) || aligned16(p); };
@@ -368,7 +372,7 @@ private:
     DataType type_;
     int sm_count_;
     int add_ = -1;  // the input index of the fused addend (training), -1 for none
-    bool statistics_ = false, normalize_variance_ = true;
+    bool statistics_ = false, normalize_variance_ = true, normalize_mean_ = true;
     bool rows_ = false;             // layer normalization's layout: normalize_rows_kernel
     unsigned vector_operands_ = 0;  // NormalizeOp::vector_operands
     float epsilon_ = 0;
