@@ -159,15 +159,19 @@ WIDE_CASES = [  # window, strides, start, end, dilations, ceil: rows wide enough
     ((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), False),
     ((2, 3), (1, 2), (0, 1), (0, 2), (2, 2), False),
     ((3, 3), (3, 3), (1, 1), (0, 0), (1, 1), True),
+    ((2, 2), (2, 2), (0, 0), (0, 0), (1, 1), False),
+    ((3, 2), (2, 1), (1, 0), (1, 0), (1, 1), True),
+    ((2, 5), (1, 1), (0, 2), (0, 2), (1, 1), False),
 ]
 
 
 @pytest.mark.parametrize("case", WIDE_CASES)
 @pytest.mark.parametrize("width", [13, 45, 80])
 def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
-    # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, 2 of them a
-    # block from 32 windows on). Ties between 0 and -0 keep the first in scan order, NaN loses to any number, an
-    # all-NaN window gives NaN.
+    # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, the last one
+    # masked), rows whose windows reach every input row they could in one call, 2 and 3 taps of stride 1 or 2 in
+    # kernels of their own on AVX-512. Ties between 0 and -0 keep the first in scan order, NaN loses to any number,
+    # an all-NaN window gives NaN.
     window, strides, start, end, dil, ceil = case
     x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
     x[0, 0, :, 1::5] = np.nan
