@@ -263,8 +263,8 @@ struct BlockLanes {
 // taps, a dilation of 1, at stride 2 all from one deinterleaved pair of loads (taps 0 and 1: its even and odd
 // lanes; tap 2: the even lanes moved by one, with the float after them); Taps = 0: w.taps taps w.dilation apart,
 // loaded each. An unaligned load of 16 floats spans two cache lines, so that fewer loads matter: squeezenet's 3x3
-// stride-2 windows in a microbenchmark took 21-24 cycles a block against 27-35 with a pair of loads a tap, and a
-// loop over a runtime tap count twice as long as either.
+// stride-2 windows in a microbenchmark took 17-23 cycles a block against 23-28 with a pair of loads a tap, and 46-52
+// with a loop over a runtime tap count (bench/README.md).
 template <int64_t S, int Taps>
 [[gnu::always_inline]] __attribute__((target("arch=x86-64-v4"))) inline __m512 row_max(const float* p,
                                                                                      const BlockLanes& l,
@@ -304,7 +304,8 @@ constexpr int64_t kCarriedBlocks = 4;
 // max_windows with AVX-512: a row's outputs in vectors of 16, the last one masked (no overlap, and a row of 8 to 16
 // outputs in one vector). Each input row's taps are a chain of maxima (row_max), and the rows' results another.
 // Where an output row's last input row is the next one's first (3x3 windows of stride 2, 2x2 of stride 1), rows
-// of up to kCarriedBlocks blocks keep its maxima for the next output row, which reads one input row fewer.
+// of up to kCarriedBlocks blocks keep its maxima for the next output row, which reads one input row fewer
+// (squeezenet's pools of 27x27 and 13x13 planes 70-75 -> 66-67 and 37-39 -> 33-34 us).
 // Squeezenet's three pools (3x3 of stride 2 over 64 planes of 111x111, 128 of 55x55, 256 of 27x27) on a 2-core
 // Xeon, one thread: 212-255, 126-149, 95-102 us -> 130-160, 65-79, 34-42 us (bench/README.md).
 template <int64_t S, int Taps>
