@@ -159,22 +159,18 @@ WIDE_CASES = [  # window, strides, start, end, dilations, ceil: rows wide enough
     ((3, 3), (1, 1), (1, 1), (1, 1), (1, 1), False),
     ((2, 3), (1, 2), (0, 1), (0, 2), (2, 2), False),
     ((3, 3), (3, 3), (1, 1), (0, 0), (1, 1), True),
+    ((2, 2), (2, 2), (0, 0), (0, 0), (1, 1), False),
+    ((3, 2), (2, 1), (1, 0), (1, 0), (1, 1), True),
+    ((2, 5), (1, 1), (0, 2), (0, 2), (1, 1), False),
 ]
 
 
-@pytest.mark.parametrize("case", WIDE_CASES)
-@pytest.mark.parametrize("width", [13, 45, 80])
-def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
-    # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, 2 of them a
-    # block from 32 windows on). Ties between 0 and -0 keep the first in scan order, NaN loses to any number, an
-    # all-NaN window gives NaN.
-    window, strides, start, end, dil, ceil = case
-    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
-    x[0, 0, :, 1::5] = np.nan
-    x[0, 1, 1:6, 2:12] = np.nan
-    outs = [out_size(*t, ceil) for t in zip((9, width), window, strides, start, end, dil)]
+def check_max_pooling_values(device, run, x, window, strides, start, end, dil, ceil):
+    """max_pooling's values of x (NaN where it has some) against the reference: NaN loses to any number, an all-NaN
+    window gives NaN (DirectML: the lowest float), and ties between 0 and -0 keep the first in scan order."""
+    outs = [out_size(*t, ceil) for t in zip(x.shape[2:], window, strides, start, end, dil)]
     (y,) = run(lambda a: dml.max_pooling(a, window_size=window, strides=strides, start_padding=start,
-                                         end_padding=end, dilations=dil, output_sizes=[1, 3, *outs]).values, x)
+                                         end_padding=end, dilations=dil, output_sizes=[*x.shape[:2], *outs]).values, x)
     nan = np.isnan(x)
     ref, _ = np_pool(np.where(nan, -np.inf, x), window, strides, start, end, dil, outs, "max")
     all_nan = np_pool(nan.astype(np.float32), window, strides, start, end, dil, outs, "avg")[0] == 1
@@ -182,6 +178,27 @@ def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
     ref[all_nan] = np.finfo(np.float32).min if device.kind == "directml" else np.nan
     np.testing.assert_array_equal(y, ref.astype(np.float32))
     np.testing.assert_array_equal(np.signbit(y), np.signbit(ref))
+
+
+@pytest.mark.parametrize("case", WIDE_CASES)
+@pytest.mark.parametrize("width", [13, 45, 80])
+def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
+    # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, the last one
+    # masked), rows whose windows reach every input row they could in one call, 2 and 3 taps of stride 1 or 2 in
+    # kernels of their own on AVX-512, an input row two output rows share read once.
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
+    x[0, 0, :, 1::5] = np.nan
+    x[0, 1, 1:6, 2:12] = np.nan
+    check_max_pooling_values(device, run, x, *case)
+
+
+def test_max_pooling_values_over_wide_rows_in_depth(device, run, rng):
+    # A 3-D window over rows of 40: each output row's windows reach input rows of two depths (none shared between
+    # output rows), the first and last depths padded.
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 2, 4, 7, 40))
+    x[0, 0, :, :, 1::5] = np.nan
+    x[0, 1, 1:3, 1:6, 2:12] = np.nan
+    check_max_pooling_values(device, run, x, (2, 3, 3), (1, 2, 2), (1, 1, 0), (1, 0, 1), (1, 1, 1), False)
 
 
 def test_pooling_strided_broadcast_and_noncontiguous_inputs(device, rng):

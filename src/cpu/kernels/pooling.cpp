@@ -5,6 +5,11 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
+
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+#include <immintrin.h>
+#endif
 
 #include "../../executor/pooling_math.h"
 #include "kernel.h"
@@ -172,84 +177,185 @@ void max_with_indices(const T* in, T* out, const TensorArg& indices, int64_t o, 
     }
 }
 
-// Vectors of 8 float lanes (GCC / Clang vector extensions: one AVX register, two SSE ones) and of 16 (one AVX-512
-// register). The 16-lane code is built for AVX-512 alone: GCC 12 turns the select of a vector wider than the build's
-// registers into scalar code (16 lanes on AVX2 ran max pooling 15x slower).
+// Vectors of 8 float lanes (GCC / Clang vector extensions: one AVX register, two SSE ones) for the builds without
+// AVX-512, which has a kernel of its own (masked loads; GCC 12 turns the select of a vector wider than the build's
+// registers into scalar code, so 16 lanes of these ran 15x slower on AVX2).
 using Floats8 = float __attribute__((vector_size(32)));
-using Floats16 = float __attribute__((vector_size(64)));
 
-// v = the floats p[0], p[S], ..., p[(L - 1) * S] of a vector of L lanes, for a stride of 1 or 2, reading no further
-// than p[(L - 1) * S] (the second load of a stride-2 deinterleave starts at p[L - 1] so that it ends there). Through
-// a reference, not returned: a vector returned by value changes the ABI between the builds.
-template <int64_t S, class Vec>
-[[gnu::always_inline]] inline void load_strided(const float* p, Vec& v) {
-    constexpr int L = sizeof(Vec) / sizeof(float);
+// v = the floats p[0], p[S], ..., p[7 * S], for a stride of 1 or 2, reading no further than p[7 * S] (the second
+// load of a stride-2 deinterleave starts at p[7] so that it ends there). Through a reference, not returned: a
+// vector returned by value changes the ABI between the builds.
+template <int64_t S>
+[[gnu::always_inline]] inline void load_strided(const float* p, Floats8& v) {
     std::memcpy(&v, p, sizeof v);
     if constexpr (S == 2) {
-        Vec b;
-        std::memcpy(&b, p + L - 1, sizeof b);
-        if constexpr (L == 8) v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
-        else v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+        Floats8 b;
+        std::memcpy(&b, p + 7, sizeof b);
+        v = __builtin_shufflevector(v, b, 0, 2, 4, 6, 9, 11, 13, 15);
     }
 }
 
-// Blocks of V vectors of outputs, each vector its own chain of maxima (one chain waits on each maximum).
-template <int64_t S, int V, class Vec>
-[[gnu::always_inline]] inline void max_blocks(float* best, const float* const* rows, int64_t count, int64_t n,
-                                              int64_t taps, int64_t dilation, int64_t first, float lowest) {
-    constexpr int64_t lanes = sizeof(Vec) / sizeof(float), L = lanes * V;
-    for (int64_t k0 = 0; k0 < n; k0 += L) {
-        const int64_t k = std::min(k0, n - L);
-        Vec m[V];
-        for (Vec& v : m) v = Vec{} + lowest;  // in every lane
-        for (int64_t r = 0; r < count; ++r)
-            for (int64_t t = 0; t < taps; ++t) {
-                const float* p = rows[r] + first + k * S + t * dilation;
+// Output rows that the vector kernels take in one call: `out_rows` consecutive rows of one channel plane (at one
+// output depth), n outputs each, output k of row i at best[i * best_step + k]. Its windows' taps inside the input
+// are those of the input rows rows[r] + i * row_step (r < count), at first + k * S + t * dilation (t < taps), S the
+// pool's stride (1 or 2).
+struct MaxRun {
+    float* best;
+    const float* const* rows;
+    int64_t best_step, count, row_step, out_rows, n, taps, dilation, first;
+    float lowest;
+};
+
+// Blocks of V vectors of output row i. Each input row's taps are a chain of maxima, and the rows' results another,
+// both in scan order: the same first largest as one chain over all the taps, and a shorter wait on the latency.
+template <int64_t S, int V>
+[[gnu::always_inline]] inline void max_blocks(const MaxRun& w, int64_t i) {
+    constexpr int64_t L = 8 * V;
+    for (int64_t k0 = 0; k0 < w.n; k0 += L) {
+        const int64_t k = std::min(k0, w.n - L);
+        Floats8 m[V];
+        for (Floats8& v : m) v = Floats8{} + w.lowest;  // in every lane
+        for (int64_t r = 0; r < w.count; ++r) {
+            const float* p = w.rows[r] + i * w.row_step + w.first + k * S;
+            Floats8 h[V];
+            for (Floats8& v : h) v = Floats8{} + w.lowest;
+            for (int64_t t = 0; t < w.taps; ++t)
                 for (int j = 0; j < V; ++j) {
-                    Vec v;
-                    load_strided<S>(p + lanes * j * S, v);
-                    m[j] = v > m[j] ? v : m[j];
+                    Floats8 v;
+                    load_strided<S>(p + t * w.dilation + 8 * j * S, v);
+                    h[j] = v > h[j] ? v : h[j];
                 }
-            }
-        std::memcpy(best + k, m, sizeof m);
+            for (int j = 0; j < V; ++j) m[j] = h[j] > m[j] ? h[j] : m[j];
+        }
+        std::memcpy(w.best + i * w.best_step + k, m, sizeof m);
     }
 }
 
-// The windows of n >= 8 consecutive outputs of a max pool of stride S (1 or 2) whose taps all lie inside the
-// input: best[k] is the first largest (the scan's rule, in its order: rows, then taps; NaN never) of lowest and
-// the taps rows[r][first + k * S + t * dilation], for the `taps` taps of each of the `count` rows. In blocks of 16
-// outputs (8 in a row of fewer than 16); the last block overlaps the one before it when n is not a multiple of
-// the block, which is harmless: its outputs are computed again alike.
+// The outputs of a run (n >= 8): each the first largest (the scan's rule, in its order: rows, then taps; NaN never)
+// of `lowest` and its window's taps. Returns whether any is `lowest` (NaN taps to look at). In blocks of 16
+// outputs (8 in a row of fewer than 16); the last block overlaps the one before it when n is not a multiple of the
+// block, which is harmless: its outputs are computed again alike.
 template <int64_t S>
-DML_VECTOR_CLONES void max_windows(float* best, const float* const* rows, int64_t count, int64_t n, int64_t taps,
-                                   int64_t dilation, int64_t first, float lowest) {
-    if (n >= 16) max_blocks<S, 2, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
-    else max_blocks<S, 1, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
+DML_VECTOR_CLONES bool max_windows(const MaxRun& w) {
+    int lowest_left = 0;
+    for (int64_t i = 0; i < w.out_rows; ++i) {
+        if (w.n >= 16) max_blocks<S, 2>(w, i);
+        else max_blocks<S, 1>(w, i);
+        const float* best = w.best + i * w.best_step;
+        for (int64_t k = 0; k < w.n; ++k) lowest_left |= best[k] == w.lowest;
+    }
+    return lowest_left;
 }
 
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
-// max_windows with AVX-512: blocks of 32 outputs in 16-lane vectors (16 in a row of fewer than 32), half the
-// instructions of 8-lane ones. In squeezenet on a 2-core Xeon, one thread, its first two pools (64 planes of
-// 111x111 and 128 of 55x55, 3x3 of stride 2) 313 -> 268 and 185 -> 152 us; alone, one microbenchmark read the
-// first slower (302 -> 385 us) and bench_cpu's max_pool row faster (0.331 -> 0.307 ms) (bench/README.md).
-template <int64_t S>
-__attribute__((target("arch=x86-64-v4"))) void max_windows_avx512(float* best, const float* const* rows,
-                                                                  int64_t count, int64_t n, int64_t taps,
-                                                                  int64_t dilation, int64_t first, float lowest) {
-    if (n >= 32) max_blocks<S, 2, Floats16>(best, rows, count, n, taps, dilation, first, lowest);
-    else if (n >= 16) max_blocks<S, 1, Floats16>(best, rows, count, n, taps, dilation, first, lowest);
-    else max_blocks<S, 1, Floats8>(best, rows, count, n, taps, dilation, first, lowest);
+// The first c lanes of a 16-lane mask (none for c <= 0, all for c >= 16).
+__attribute__((target("arch=x86-64-v4"))) inline __mmask16 first_lanes(int64_t c) {
+    return __mmask16(c <= 0 ? 0 : c >= 16 ? 0xffff : (1u << c) - 1);
+}
+
+// The floats of a block's taps that a masked load reads from p + 16 * j (j < 3): the first `extent - 16 * j` of
+// them, `extent` being the floats from p that the row's windows read.
+struct BlockLanes {
+    __mmask16 lanes[3];
+};
+
+// The running maximum h of one input row's taps for a block of 16 outputs, p its first tap. Taps > 0: that many
+// taps, a dilation of 1, at stride 2 all from one deinterleaved pair of loads (taps 0 and 1: its even and odd
+// lanes; tap 2: the even lanes moved by one, with the float after them); Taps = 0: w.taps taps w.dilation apart,
+// loaded each. An unaligned load of 16 floats spans two cache lines, so that fewer loads matter: squeezenet's 3x3
+// stride-2 windows in a microbenchmark took 17-23 cycles a block against 23-28 with a pair of loads a tap, and 46-52
+// with a loop over a runtime tap count (bench/README.md).
+template <int64_t S, int Taps>
+[[gnu::always_inline]] __attribute__((target("arch=x86-64-v4"))) inline __m512 row_max(const float* p,
+                                                                                     const BlockLanes& l,
+                                                                                     int64_t extent,
+                                                                                     const MaxRun& w,
+                                                                                     __m512 h) {
+    if constexpr (Taps == 0) {  // a pair of masked loads (one at stride 1) a tap
+        const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        for (int64_t t = 0, o = 0; t < w.taps; ++t, o += w.dilation) {
+            __m512 v = _mm512_maskz_loadu_ps(first_lanes(extent - o), p + o);
+            if constexpr (S == 2)
+                v = _mm512_permutex2var_ps(v, evens, _mm512_maskz_loadu_ps(first_lanes(extent - o - 16), p + o + 16));
+            h = _mm512_max_ps(v, h);  // v > h ? v : h
+        }
+        return h;
+    } else if constexpr (S == 1) {
+        for (int t = 0; t < Taps; ++t) h = _mm512_max_ps(_mm512_maskz_loadu_ps(first_lanes(extent - t), p + t), h);
+        return h;
+    } else {
+        const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const __m512 a = _mm512_maskz_loadu_ps(l.lanes[0], p), b = _mm512_maskz_loadu_ps(l.lanes[1], p + 16);
+        const __m512 even = _mm512_permutex2var_ps(a, evens, b);
+        h = _mm512_max_ps(even, h);
+        if constexpr (Taps >= 2)
+            h = _mm512_max_ps(_mm512_permutex2var_ps(a, _mm512_add_epi32(evens, _mm512_set1_epi32(1)), b), h);
+        if constexpr (Taps >= 3) {
+            const __m512i next = _mm512_castps_si512(_mm512_maskz_loadu_ps(l.lanes[2], p + 32));
+            h = _mm512_max_ps(_mm512_castsi512_ps(_mm512_alignr_epi32(next, _mm512_castps_si512(even), 1)), h);
+        }
+        return h;
+    }
+}
+
+// Blocks of a row whose last input row's maxima max_windows_avx512 keeps for the next output row.
+constexpr int64_t kCarriedBlocks = 4;
+
+// max_windows with AVX-512: a row's outputs in vectors of 16, the last one masked (no overlap, and a row of 8 to 16
+// outputs in one vector). Each input row's taps are a chain of maxima (row_max), and the rows' results another.
+// Where an output row's last input row is the next one's first (3x3 windows of stride 2, 2x2 of stride 1), rows
+// of up to kCarriedBlocks blocks keep its maxima for the next output row, which reads one input row fewer
+// (squeezenet's pools of 27x27 and 13x13 planes 70-75 -> 66-67 and 37-39 -> 33-34 us).
+// Squeezenet's three pools (3x3 of stride 2 over 64 planes of 111x111, 128 of 55x55, 256 of 27x27) on a 2-core
+// Xeon, one thread: 212-255, 126-149, 95-102 us -> 130-160, 65-79, 34-42 us (bench/README.md).
+template <int64_t S, int Taps>
+__attribute__((target("arch=x86-64-v4"))) bool max_windows_avx512(const MaxRun& run) {
+    const MaxRun w = run;  // in registers: the compiler cannot tell that the stores leave it alone
+    const __m512 lowest = _mm512_set1_ps(w.lowest);
+    const int64_t extent = (w.n - 1) * S + (w.taps - 1) * w.dilation + 1;  // the floats a row's windows read
+    const bool shared = w.count > 1 && w.n <= 16 * kCarriedBlocks && w.rows[w.count - 1] == w.rows[0] + w.row_step;
+    __m512 carried[kCarriedBlocks];
+    __mmask16 lowest_left = 0;
+    for (int64_t i = 0; i < w.out_rows; ++i)
+        for (int64_t k = 0; k < w.n; k += 16) {
+            const int64_t left = extent - k * S;
+            const BlockLanes l{{first_lanes(left), first_lanes(left - 16), first_lanes(left - 32)}};
+            __m512 m = lowest, h = lowest;
+            for (int64_t r = 0; r < w.count; ++r) {
+                const float* p = w.rows[r] + i * w.row_step + w.first + k * S;
+                h = r == 0 && shared && i > 0 ? carried[k / 16] : row_max<S, Taps>(p, l, left, w, lowest);
+                m = _mm512_max_ps(h, m);
+            }
+            if (shared) carried[k / 16] = h;
+            const __mmask16 out = first_lanes(w.n - k);
+            _mm512_mask_storeu_ps(w.best + i * w.best_step + k, out, m);
+            lowest_left |= _mm512_mask_cmpeq_ps_mask(out, m, lowest);
+        }
+    return lowest_left != 0;
 }
 #endif
 
-// The max_windows of stride S for this processor.
-template <int64_t S>
-auto max_windows_here() {
+// The max_windows for this processor and run: stride 1 or 2, and on AVX-512 a version for 2 and 3 taps of
+// dilation 1.
+bool (*max_windows_for(const MaxRun& w, int64_t stride))(const MaxRun&) {
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
     static const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (avx512) return max_windows_avx512<S>;
+    if (avx512) {
+        const int taps = w.dilation == 1 && (w.taps == 2 || w.taps == 3) ? int(w.taps) : 0;
+        constexpr bool (*kernels[2][3])(const MaxRun&) = {
+            {max_windows_avx512<1, 0>, max_windows_avx512<1, 2>, max_windows_avx512<1, 3>},
+            {max_windows_avx512<2, 0>, max_windows_avx512<2, 2>, max_windows_avx512<2, 3>}};
+        return kernels[stride - 1][taps ? taps - 1 : 0];
+    }
 #endif
-    return max_windows<S>;
+    return stride == 1 ? max_windows<1> : max_windows<2>;
+}
+
+// The output positions [lo, hi) of an axis whose windows lie wholly inside the input.
+std::pair<int64_t, int64_t> interior(const PoolAxis& a) {
+    const int64_t reach = (a.size - 1) * a.dilation, last = a.in - 1 - reach + a.start;
+    const int64_t lo = std::min(a.out, (a.start + a.stride - 1) / a.stride);
+    return {lo, std::clamp<int64_t>(last < 0 ? 0 : last / a.stride + 1, lo, a.out)};
 }
 
 // A max pool of fewer taps runs on one thread: waking a worker and meeting it cost more than the work saves. On a
@@ -261,9 +367,10 @@ constexpr uint64_t kAloneTaps = uint64_t(1) << 16;
 constexpr int64_t kPoolBandOutputs = 2048;
 
 // Max pooling without indices: the largest number of each window, the first in scan order on a tie (-0 before
-// 0), NaN only when every tap is. A work item is a band of output rows of one channel plane at one output depth;
-// each output row takes its window's input rows at once, the columns whose windows lie inside a packed float row
-// in vectors (max_windows), the others tap by tap through tap_offsets.
+// 0), NaN only when every tap is. A work item is a band of output rows of one channel plane at one output depth,
+// taken in runs: the rows whose windows reach every input row they could (consecutive rows a stride apart) in one,
+// each other row alone. The columns whose windows lie inside a packed float row run in vectors (max_windows), the
+// others tap by tap through tap_offsets.
 template <class T>
 void max_pool_values(const KernelArgs& args) {
     using C = compute_t<T>;
@@ -286,10 +393,11 @@ void max_pool_values(const KernelArgs& args) {
             tap_offsets[t * width + ox] = (x_axis.first[ox] + std::min(t, x_axis.inside[ox] - 1) * x_axis.dilation) * sx;
     // The output columns [inner_lo, inner_hi) whose windows lie wholly inside the input read a packed float row at
     // the pool's stride (1 or 2): strided vector loads instead of gathers through tap_offsets.
-    const int64_t reach = (axis.size - 1) * axis.dilation, last = axis.in - 1 - reach + axis.start;
-    int64_t inner_lo = std::min(width, (axis.start + axis.stride - 1) / axis.stride);
-    int64_t inner_hi = std::clamp<int64_t>(last < 0 ? 0 : last / axis.stride + 1, inner_lo, width);
+    auto [inner_lo, inner_hi] = interior(axis);
     if (!std::is_same_v<T, float> || sx != 1 || axis.stride > 2 || inner_hi - inner_lo < 8) inner_lo = inner_hi = width;
+    const bool gathered = inner_hi - inner_lo < width || !std::is_same_v<T, C>;  // columns gathered or converted
+    const auto [rows_lo, rows_hi] = interior(g.axis[1]);  // the output rows taken in one run
+    const int64_t row_step = g.axis[1].stride * g.axis[1].in_stride;
     const int64_t band = std::clamp<int64_t>(kPoolBandOutputs / width, 1, out_rows);
     const int64_t bands = (out_rows + band - 1) / band, planes = int64_t(xd.sizes[0]) * xd.sizes[1];
     // a pool of few taps runs on the calling thread alone
@@ -298,54 +406,68 @@ void max_pool_values(const KernelArgs& args) {
     args.pool.parallel_for(items, alone ? items : 1, [&](size_t begin, size_t end) {
         std::vector<C> values(std::is_same_v<T, C> ? 0 : width);
         std::vector<const T*> rows(z_axis.most * y_axis.most);
-        for (size_t item = begin; item < end; ++item) {
-            const int64_t b = int64_t(item) % bands, oz = (int64_t(item) / bands) % depth;
-            const int64_t nc = int64_t(item) / (bands * depth);
-            const T* plane = in + (nc / xd.sizes[1]) * int64_t(st[0]) + (nc % xd.sizes[1]) * int64_t(st[1]);
-            for (int64_t oy = b * band; oy < std::min(out_rows, (b + 1) * band); ++oy) {
+        // the item's band, output depth and plane, stepped from item to item: a division each cost squeezenet's
+        // last pool (256 planes of 13 rows) several microseconds
+        const int64_t channels = xd.sizes[1], first_plane = int64_t(begin) / (bands * depth);
+        int64_t b = int64_t(begin) % bands, oz = int64_t(begin) / bands % depth;
+        int64_t n = first_plane / channels, c = first_plane % channels;
+        for (size_t item = begin; item < end; ++item, ++b) {
+            if (b == bands) b = 0, ++oz;
+            if (oz == depth) oz = 0, ++c;
+            if (c == channels) c = 0, ++n;
+            const T* plane = in + n * int64_t(st[0]) + c * int64_t(st[1]);
+            const int64_t nc = n * channels + c;
+            const int64_t band_end = std::min(out_rows, (b + 1) * band);
+            for (int64_t oy = b * band, run; oy < band_end; oy += run) {
+                run = oy >= rows_lo && oy < rows_hi ? std::min(band_end, rows_hi) - oy : 1;
                 int64_t count = 0;
                 for (int64_t i = 0; i < z_axis.inside[oz]; ++i)
                     for (int64_t j = 0; j < y_axis.inside[oy]; ++j)
                         rows[count++] = plane + g.offset(z_axis.first[oz] + i * z_axis.dilation,
                                                          y_axis.first[oy] + j * y_axis.dilation, 0);
-                T* o = out + ((nc * depth + oz) * out_rows + oy) * width;
-                C* best = std::is_same_v<T, C> ? reinterpret_cast<C*>(o) : values.data();
-                auto gather = [&](int64_t k0, int64_t k1) {
-                    for (int64_t k = k0; k < k1; ++k) {
-                        C m = lowest;
-                        for (int64_t r = 0; r < count; ++r)
-                            for (int64_t t = 0; t < x_axis.most; ++t) {
-                                const C v = C(rows[r][tap_offsets[t * width + k]]);
-                                m = v > m ? v : m;
-                            }
-                        best[k] = m;
-                    }
-                };
-                gather(0, inner_lo);
-                gather(inner_hi, width);
+                T* const first_row = out + ((nc * depth + oz) * out_rows + oy) * width;
+                bool lowest_left = false;
                 if constexpr (std::is_same_v<T, float>)
                     if (inner_hi > inner_lo) {
-                        const int64_t n = inner_hi - inner_lo, first = tap_offsets[inner_lo];
-                        auto run = axis.stride == 1 ? max_windows_here<1>() : max_windows_here<2>();
-                        run(best + inner_lo, rows.data(), count, n, x_axis.most, axis.dilation, first, lowest);
+                        const MaxRun w{first_row + inner_lo, rows.data(), width, count, row_step, run,
+                                       inner_hi - inner_lo, x_axis.most, axis.dilation, tap_offsets[inner_lo], lowest};
+                        lowest_left = max_windows_for(w, axis.stride)(w);
                     }
-                int lowest_left = 0;
-                for (int64_t k = 0; k < width; ++k) {
-                    lowest_left |= best[k] == lowest;
-                    if constexpr (!std::is_same_v<T, C>) o[k] = T(best[k]);
+                for (int64_t i = 0; i < run && gathered; ++i) {
+                    T* o = first_row + i * width;
+                    C* best = std::is_same_v<T, C> ? reinterpret_cast<C*>(o) : values.data();
+                    auto gather = [&](int64_t k0, int64_t k1) {
+                        for (int64_t k = k0; k < k1; ++k) {
+                            C m = lowest;
+                            for (int64_t r = 0; r < count; ++r)
+                                for (int64_t t = 0; t < x_axis.most; ++t) {
+                                    const C v = C(rows[r][i * row_step + tap_offsets[t * width + k]]);
+                                    m = v > m ? v : m;
+                                }
+                            best[k] = m;
+                            lowest_left |= m == lowest;
+                        }
+                    };
+                    gather(0, inner_lo);
+                    gather(inner_hi, width);
+                    if constexpr (!std::is_same_v<T, C>)
+                        for (int64_t k = 0; k < width; ++k) o[k] = T(best[k]);
                 }
                 // -infinity left: every tap was -infinity or NaN; NaN (the first tap's) if none was a number
                 if constexpr (std::numeric_limits<C>::has_quiet_NaN)
-                    for (int64_t k = 0; lowest_left && k < width; ++k)
-                        if (best[k] == lowest) {
+                    for (int64_t i = 0; lowest_left && i < run; ++i) {
+                        T* o = first_row + i * width;
+                        for (int64_t k = 0; k < width; ++k) {
+                            if (C(o[k]) != lowest) continue;
                             bool number = false;
                             for (int64_t r = 0; r < count; ++r)
                                 for (int64_t t = 0; t < x_axis.inside[k]; ++t) {
-                                    const C v = C(rows[r][(x_axis.first[k] + t * x_axis.dilation) * sx]);
+                                    const C v = C(rows[r][i * row_step + (x_axis.first[k] + t * x_axis.dilation) * sx]);
                                     number |= v == v;
                                 }
-                            if (!number) o[k] = rows[0][x_axis.first[k] * sx];
+                            if (!number) o[k] = rows[0][i * row_step + x_axis.first[k] * sx];
                         }
+                    }
             }
         }
     });
