@@ -169,6 +169,7 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_AVERAGE_POOLING1 = 166,
     DML_OPERATOR_ACTIVATION_SWISH = 167,
     DML_OPERATOR_ACTIVATION_HARD_SWISH = 168,
+    DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 = 171,
     DML_OPERATOR_QUANTIZE = 173,
     DML_OPERATOR_DEQUANTIZE = 174,
 };
@@ -327,6 +328,20 @@ struct DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC {
     UINT AxisCount;
     const UINT* Axes;
     BOOL NormalizeVariance;
+    FLOAT Epsilon;
+    const DML_OPERATOR_DESC* FusedActivation;
+};
+
+// DML_FEATURE_LEVEL_6_3: UseMean FALSE takes the mean as 0.
+struct DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC {
+    const DML_TENSOR_DESC* InputTensor;
+    const DML_TENSOR_DESC* ScaleTensor;
+    const DML_TENSOR_DESC* BiasTensor;
+    const DML_TENSOR_DESC* OutputTensor;
+    UINT AxisCount;
+    const UINT* Axes;
+    BOOL UseMean;
+    BOOL UseVariance;
     FLOAT Epsilon;
     const DML_OPERATOR_DESC* FusedActivation;
 };

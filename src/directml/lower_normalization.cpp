@@ -1,5 +1,4 @@
-// DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC and DML_BATCH_NORMALIZATION_OPERATOR_DESC.
-#include "../core/errors.h"
+// DML_MEAN_VARIANCE_NORMALIZATION1 / 2_OPERATOR_DESC and DML_BATCH_NORMALIZATION_OPERATOR_DESC.
 #include "../core/ops/normalization.h"
 #include "lowering.h"
 
@@ -7,10 +6,12 @@ namespace dml::directml {
 
 void register_normalization_lowerings(LoweringTable& t) {
     add_lowering<MeanVarianceNormalizationDesc>(t, [](LoweringContext& c, const MeanVarianceNormalizationDesc& d) {
-        // UseMean is MEAN_VARIANCE_NORMALIZATION2's (DirectML 1.15), which dml_api.h does not declare yet.
+        // UseMean is MEAN_VARIANCE_NORMALIZATION2's (feature level 6.3): MVN1 elsewhere, for older DirectML.
         if (!d.normalize_mean)
-            throw NotSupported(d.type_name(), "directml",
-                               "normalize_mean=False needs DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2, not lowered yet");
+            return c.lowered(DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2,
+                             DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC{
+                                 c.input(0), c.input(1), c.input(2), c.output(0), UINT(d.axes.size()),
+                                 c.store.array(d.axes), false, d.normalize_variance, d.epsilon, c.fused(d.fused)});
         return c.lowered(DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1,
                          DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC{
                              c.input(0), c.input(1), c.input(2), c.output(0), UINT(d.axes.size()),
