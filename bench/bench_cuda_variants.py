@@ -26,6 +26,16 @@ def layer_norm_case(R, C):
     tt = t(lambda: F.layer_norm(x, (C,), s, b, 1e-5))
     print(f"layer norm [{R},{C}] torch {gb / tt:.0f} GB/s")
     return x, s, b, torch.empty_like(x), gb, F.layer_norm(x.float(), (C,), s.float(), b.float(), 1e-5), tt
+def group_norm_case(N, C, H, W, G=32, offset_half=False):
+    """Inputs, output, GB moved, float32 reference and torch's time of a group norm of [N, C, H, W] (`offset_half`:
+    the first half of the channels shifted by 4, groups whose halves differ)."""
+    x = torch.randn(N, C, H, W, dtype=torch.float16, device="cuda") * 2 + 3
+    if offset_half:
+        x[:, : C // 2] += 4
+    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
+    ref = F.group_norm(x.float(), G, s.float(), b.float(), 1e-5)
+    tt = t(lambda: F.group_norm(x, G, s, b, 1e-5), reps=5)
+    return x, s, b, torch.empty_like(x), 2 * x.nbytes / 1e9, ref, tt
 x = torch.empty(64 << 20, dtype=torch.float16, device="cuda"); y = torch.empty_like(x)
 print(f"copy 128MiB->128MiB: {2 * x.nbytes / t(lambda: y.copy_(x)) / 1e9:.0f} GB/s")
 for R, C, cfgs in [] if "ln" not in only else [(16384, 4096, [(128,4),(256,2),(512,1),(64,8)]), (16384, 8192, [(256,4),(512,2),(128,8),(1024,1)]),
@@ -75,12 +85,7 @@ if "gn" in only:
     print(f"L2: {lib.l2_bytes() / 2**20:.0f} MiB")
 for N, C, H, W in [] if "gn" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256)]:
     G = 32
-    x = torch.randn(N, C, H, W, dtype=torch.float16, device="cuda") * 2 + 3
-    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
-    y = torch.empty_like(x)
-    gb = 2 * x.nbytes / 1e9
-    ref = F.group_norm(x.float(), G, s.float(), b.float(), 1e-5)
-    tt = t(lambda: F.group_norm(x, G, s, b, 1e-5), reps=5)
+    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G)
     group_mib = x.nbytes / G / 2**20
     print(f"group norm [{N},{C},{H},{W}] ({group_mib:.0f} MiB a group) torch {gb / tt:.0f} GB/s")
     ws = torch.empty(G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
@@ -103,14 +108,8 @@ sm_count = torch.cuda.get_device_properties(0).multi_processor_count
 for N, C, H, W in [] if "gnh" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
                                                  (2, 256, 512, 512)]:
     G = 32
-    x = torch.randn(N, C, H, W, dtype=torch.float16, device="cuda") * 2 + 3
-    x[:, : C // 2] += 4  # groups whose halves differ
-    s = torch.randn(C, dtype=torch.float16, device="cuda"); b = torch.randn(C, dtype=torch.float16, device="cuda")
-    y = torch.empty_like(x)
-    gb = 2 * x.nbytes / 1e9
-    refs = [F.group_norm(x.float(), G, s.float(), b.float(), 1e-5)]
-    refs.append(F.silu(refs[0]))
-    tt = t(lambda: F.group_norm(x, G, s, b, 1e-5), reps=5)
+    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
+    refs = [ref, F.silu(ref)]
     ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
     args = (128, 2, 0, G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G, H * W, st)
     three = t(lambda: lib.gn(*args)) if N == 1 else float("nan")

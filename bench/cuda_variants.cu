@@ -355,22 +355,28 @@ __global__ void __launch_bounds__(T) gn_pass(GnArgs a, int a0, int na, int p0, i
   else apply = false, item = p0 + (b - both) + both / 2;
   gn_item<T, K, HINT>(a, item, apply);
 }
+// The Chan combine of one Stat a thread over a block of T threads; every thread gets the total.
+template <int T>
+__device__ __forceinline__ Stat block_chan(Stat t, Stat* sh) {
+#pragma unroll
+  for (int m = 16; m; m >>= 1)
+    t = chan(t, Stat{__shfl_xor_sync(~0u, t.n, m), __shfl_xor_sync(~0u, t.m, m), __shfl_xor_sync(~0u, t.q, m)});
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
+  __syncthreads();
+  Stat r = sh[0];
+#pragma unroll
+  for (int w = 1; w < T / 32; ++w) r = chan(r, sh[w]);
+  return r;
+}
 __global__ void __launch_bounds__(256) gn_combine(GnArgs a, int g0) {
   const int group = g0 + blockIdx.x;
   const Stat* p = a.partials + uint64_t(group) * a.items;
   Stat t{0, 0, 0};
   for (int j = threadIdx.x; j < a.items; j += 256) t = chan(t, p[j]);
   __shared__ Stat sh[8];
-#pragma unroll
-  for (int m = 16; m; m >>= 1)
-    t = chan(t, Stat{__shfl_xor_sync(~0u, t.n, m), __shfl_xor_sync(~0u, t.m, m), __shfl_xor_sync(~0u, t.q, m)});
-  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    Stat r = sh[0];
-    for (int w = 1; w < 8; ++w) r = chan(r, sh[w]);
-    a.totals[group] = r;
-  }
+  t = block_chan<256>(t, sh);
+  if (threadIdx.x == 0) a.totals[group] = t;
 }
 // MIXED: a launch takes the outputs of slab s and the partials of slab s + 1; else a slab's partials, combine and
 // outputs are three launches back to back.
@@ -415,19 +421,6 @@ extern "C" int l2_bytes() { int d, n; cudaGetDevice(&d); cudaDeviceGetAttribute(
 // combines their partials in one fixed order (every block computes the same totals) and writes group g's outputs
 // from shared memory. So x is read from DRAM once, and the wait for the slowest block overlaps the loads ahead.
 // ACT 1: swish of the outputs.
-template <int T>
-__device__ __forceinline__ Stat block_chan(Stat t, Stat* sh) {
-#pragma unroll
-  for (int m = 16; m; m >>= 1)
-    t = chan(t, Stat{__shfl_xor_sync(~0u, t.n, m), __shfl_xor_sync(~0u, t.m, m), __shfl_xor_sync(~0u, t.q, m)});
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
-  __syncthreads();
-  Stat r = sh[0];
-#pragma unroll
-  for (int w = 1; w < T / 32; ++w) r = chan(r, sh[w]);
-  return r;
-}
 constexpr int kMaxRing = 16;
 template <int T, int ACT>
 __global__ void __launch_bounds__(T) gn_chip(GnArgs a, int groups, int per_image, int held, int S, unsigned* counters,
