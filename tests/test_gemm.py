@@ -124,6 +124,28 @@ def test_gemm_float16_accumulates_wider_than_float16(graph):
     assert got.item() == 64.0
 
 
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
+    # A @ I, scaled by 1 and by 1/2: float16 in, float out of the sum, float16 back, bit for bit. The values span
+    # subnormals (halving an odd multiple of 2^-24 is a tie, rounded to even) and the largest float16; the
+    # rows are longer than a vector of 8 and a has both layouts, so that the conversions of whole vectors are tried.
+    M, K = 21, 40
+    bits = RNG.integers(0, 0x7C00, (M, K), dtype=np.uint16) | (RNG.integers(0, 2, (M, K), dtype=np.uint16) << 15)
+    bits[0, :8] = [0x0001, 0x0003, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x8000]
+    a = bits.view(np.float16)
+    eye = np.eye(K, dtype=np.float16)[None, None]
+    stored = np.ascontiguousarray(a.T if trans_a else a)[None, None]
+    ea, eb = graph.input(stored.shape, np.float16), graph.input(eye.shape, np.float16)
+    T = dml.MatrixTransform.TRANSPOSE if trans_a else dml.MatrixTransform.NONE
+    got = run(graph, [dml.gemm(ea, eb, trans_a=T), dml.gemm(ea, eb, trans_a=T, alpha=0.5)], {ea: stored, eb: eye})
+    halved = (a.astype(np.float32) * np.float32(0.5)).astype(np.float16)
+    def bits_of(x):  # the sign of a zero sum depends on the order of its terms
+        return np.where(x == 0, 0, x.view(np.uint16)).tolist()
+
+    for g, want in zip(got, [a, halved]):
+        assert bits_of(g[0, 0]) == bits_of(want)
+
+
 def test_gemm_errors(graph):
     a, b = graph.input([1, 1, 3, 4]), graph.input([1, 1, 4, 5])
     with pytest.raises(ValueError, match="inner dimensions differ"):

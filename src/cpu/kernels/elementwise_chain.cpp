@@ -1,7 +1,8 @@
 // The element-wise chain (core/ops/elementwise_chain.h): a block of a row's elements at a time, its running value in
 // the compute type; each step runs over the whole block with its function a constant, so that each step's loop
 // vectorizes as the element-wise kernels' do, and nothing between the steps goes to memory past the block. Packed
-// float32 operands are read where they lie and the last step writes the output: one pass a step, none to convert.
+// float32 operands are read where they lie and the last step writes the output: one pass a step, none to convert;
+// float16 rows are widened and narrowed a block at a time (F16C).
 #include "../../core/ops/elementwise_chain.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "../../executor/scalar_math.h"
+#include "float16_rows.h"
 #include "kernel.h"
 #include "strided.h"
 #include "vector_math.h"
@@ -31,6 +33,8 @@ DML_VECTOR_CLONES void zip_block(C* v, const C* x, const C* o, uint64_t m, F f) 
 }
 template <class T, class C>
 DML_VECTOR_CLONES void load_block(C* v, const T* x, int64_t stride, uint64_t m) {
+    if constexpr (std::is_same_v<T, half>)
+        if (stride == 1) return widen(x, v, m);
     if (stride == 1)
         for (uint64_t j = 0; j < m; ++j) v[j] = C(x[j]);
     else
@@ -38,6 +42,7 @@ DML_VECTOR_CLONES void load_block(C* v, const T* x, int64_t stride, uint64_t m) 
 }
 template <class T, class C>
 DML_VECTOR_CLONES void store_block(T* y, const C* v, uint64_t m) {
+    if constexpr (std::is_same_v<T, half>) return narrow(v, y, m);
     for (uint64_t j = 0; j < m; ++j) y[j] = T(v[j]);
 }
 

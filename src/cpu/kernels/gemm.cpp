@@ -1,5 +1,5 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
-// other strided views and float16 are packed into the workspace in the compute type first. The integer products
+// float16 is widened into the workspace line by line, other strided views packed there in the compute type. The integer products
 // run as exact double GEMMs (every product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
@@ -7,8 +7,10 @@
 
 #include "../../executor/scalar_math.h"
 #include "blas_gemm.h"
+#include "float16_rows.h"
 #include "kernel.h"
 #include "quantization.h"
+#include "vector_math.h"
 
 namespace dml::cpu {
 
@@ -41,14 +43,22 @@ struct MatrixLayout {
     }
 };
 
+// The matrix where BLAS can read it: in place when one of its dimensions is contiguous, float16 widened into
+// `scratch` line by line as stored (F16C), other views packed row by row.
 template <class T, class C = compute_t<T>>
 BlasMatrix<C> as_blas(const T* base, const MatrixLayout& m, bool trans, C* scratch) {
-    if constexpr (std::is_same_v<T, C>) {
-        if (m.col_stride == 1 && (m.rows == 1 || m.row_stride >= m.cols))
-            return {base, int(std::max<int64_t>(m.rows == 1 ? m.cols : m.row_stride, 1)), trans};
-        if (m.row_stride == 1 && (m.cols == 1 || m.col_stride >= m.rows))
-            return {base, int(std::max<int64_t>(m.cols == 1 ? m.rows : m.col_stride, 1)), !trans};
-    }
+    // lines: how many, how long, their pitch; flip: stored transposed (its columns contiguous).
+    auto lines = [&](uint32_t count, uint32_t length, int64_t pitch, bool flip) -> BlasMatrix<C> {
+        const int ld = int(std::max<int64_t>(count == 1 ? length : pitch, 1));
+        if constexpr (std::is_same_v<T, C>) {
+            return {base, ld, trans != flip};
+        } else {
+            for (uint32_t i = 0; i < count; ++i) widen(base + i * pitch, scratch + uint64_t(i) * length, length);
+            return {scratch, int(length), trans != flip};
+        }
+    };
+    if (m.col_stride == 1 && (m.rows == 1 || m.row_stride >= m.cols)) return lines(m.rows, m.cols, m.row_stride, false);
+    if (m.row_stride == 1 && (m.cols == 1 || m.col_stride >= m.rows)) return lines(m.cols, m.rows, m.col_stride, true);
     m.pack(base, scratch, [](T v, uint32_t, uint32_t) { return C(v); });
     return {scratch, int(m.cols), trans};
 }
@@ -80,7 +90,9 @@ void run_gemm_typed(const KernelArgs& args) {
                          int(N));
             if (!d.fused.is_none() || !std::is_same_v<T, C>) {
                 args.pool.parallel_for(uint64_t(M) * N, 16384, [&](size_t s, size_t e) {
-                    for (size_t i = s; i < e; ++i) out[i] = T(apply_activation(d.fused, acc[i]));
+                    if constexpr (std::is_same_v<T, half>)
+                        if (d.fused.is_none()) return narrow(acc + s, out + s, e - s);
+                    activate_run(d.fused, acc + s, out + s, e - s);
                 });
             }
         }
