@@ -110,6 +110,16 @@ def bench_elementwise(device, repeat, n):
             lambda: torch.relu(tX + tY).numpy())
 
 
+def bench_sigmoid(device, repeat, n):
+    g = dml.Graph(device)
+    x = g.input([1, 1, 1, n], name="x")
+    op = g.compile([dml.activation_sigmoid(x)])
+    X = np.random.randn(1, 1, 1, n).astype(np.float32)
+    tX = torch.from_numpy(X) if torch is not None else None
+    compare(f"sigmoid {n} float32", repeat, lambda: op({"x": X}), lambda: 1 / (1 + np.exp(-X)),
+            lambda: torch.sigmoid(tX).numpy())
+
+
 def bench_softmax(device, repeat, rows, cols):
     g = dml.Graph(device)
     x = g.input([1, 1, rows, cols], name="x")
@@ -230,7 +240,7 @@ def main():
         "gemm": [lambda m=m, k=k, n=n: bench_gemm(device, r, m, k, n) for m, k, n in
                  [(256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (64, 4096, 4096)]] +
                 [lambda: bench_gemm(device, r, 1024, 1024, 1024, np.float16)],
-        "elementwise": [lambda: bench_elementwise(device, r, 1 << 22)],
+        "elementwise": [lambda: bench_elementwise(device, r, 1 << 22), lambda: bench_sigmoid(device, r, 1 << 22)],
         "softmax": [lambda: bench_softmax(device, r, 1024, 1000)],
         "batch_norm": [lambda: bench_batch_norm(device, r, [1, 96, 112, 112])],
         "instance_norm": [lambda: bench_instance_norm(device, r, [1, 32, 200, 200])],

@@ -23,15 +23,6 @@ To cast_value(From v) {
     return To(convert<compute_t<To>>(compute_t<From>(v)));
 }
 
-// Applies `f` in place to `n` packed elements of type T (no-op for None), the function a constant in the loop.
-template <class T>
-void apply_activation_inplace(const FusedActivation& f, T* data, size_t n) {
-    if (f.is_none()) return;
-    with_activation(f.function, [&]<ActivationFunction A>() {
-        for (size_t i = 0; i < n; ++i) data[i] = T(apply_activation({A, f.alpha, f.beta}, compute_t<T>(data[i])));
-    });
-}
-
 // --- unary --------------------------------------------------------------------------------------------------------
 
 template <class T>
@@ -122,7 +113,7 @@ void run_binary(const KernelArgs& args) {
             if (fused.is_none()) return;
             T* out = args.outputs[0].as<T>();
             args.pool.parallel_for(size_t(args.outputs[0].desc->element_count()), 32768,
-                                   [&](size_t b, size_t e) { apply_activation_inplace(fused, out + b, e - b); });
+                                   [&](size_t b, size_t e) { activate_run(fused, out + b, out + b, e - b); });
         }
     });
 }

@@ -7,8 +7,10 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "../../executor/scalar_math.h"
+#include "../../executor/type_visits.h"
 
 // A hot loop built once per x86-64 vector width (AVX-512, AVX2 with FMA, the baseline) and picked when the module
 // loads (GCC / Clang function multi-versioning, x86-64 Linux builds); elsewhere the one baseline build. The helpers
@@ -45,12 +47,27 @@ namespace dml::cpu {
 }
 
 // apply_activation with the function a constant: the common ones inline (the shared definition's switch is too
-// large to inline, which would leave a call per element), the rest through it.
+// large to inline, which would leave a call per element), sigmoid and swish in float on vector_exp (expf is a
+// library call per element), the rest through the shared definition.
 template <ActivationFunction A, class C>
 inline C activate(const FusedActivation& f, C x) {
+    constexpr bool on_vector_exp = std::is_same_v<C, float>;
     if constexpr (A == ActivationFunction::None || A == ActivationFunction::Identity) return x;
     else if constexpr (A == ActivationFunction::Relu) return x > C(0) ? x : C(0);
+    else if constexpr (A == ActivationFunction::Sigmoid && on_vector_exp) return 1.0f / (1.0f + vector_exp(-x));
+    else if constexpr (A == ActivationFunction::Swish && on_vector_exp) return x / (1.0f + vector_exp(-f.alpha * x));
     else return apply_activation(FusedActivation{A, f.alpha, f.beta}, x);
+}
+
+// y[i] = T(act(x[i])) over a packed run (y may be x), in the output's compute type, the function a constant in
+// the loop (activate_run picks it).
+template <ActivationFunction A, class T, class X>
+DML_VECTOR_CLONES void activate_row(const FusedActivation& f, const X* x, T* y, uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i) y[i] = T(activate<A>(f, compute_t<T>(x[i])));
+}
+template <class T, class X>
+void activate_run(const FusedActivation& f, const X* x, T* y, uint64_t n) {
+    with_activation(f.function, [&]<ActivationFunction A>() { activate_row<A>(f, x, y, n); });
 }
 
 // Kept in kLanes independent partial results, combined at the end.
