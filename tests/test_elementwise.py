@@ -674,6 +674,25 @@ def test_cast_between_types(device, src, dst):
         np.testing.assert_array_equal(got, x.astype(dst))
 
 
+def test_cast_float16_every_value_and_rounding_edge(device):
+    # every float16 to float32 (exact); then float32 values at float16's rounding edges back: ties to even,
+    # subnormal ties, the overflow threshold 65520 and just under it, NaN and infinities, both signs
+    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    widened = run(device, lambda a: dml.cast(a, dtype=np.float32), halves)
+    np.testing.assert_array_equal(widened, halves.astype(np.float32))
+    edges = np.array([1 + 2**-11, 1 + 3 * 2**-11, 2**-25, 3 * 2**-25, 2**-24 * 1.5, 2**-14 - 2**-25, 65504, 65519.99,
+                      65520, 1e9, np.inf, np.nan, 2**-26, 0.0, 6.1e-5, 1 / 3], np.float32)
+    edges = np.concatenate([edges, -edges])
+    narrowed = run(device, lambda a: dml.cast(a, dtype=np.float16), edges)
+    with np.errstate(over="ignore"):
+        want = edges.astype(np.float16)
+    if device.kind == "directml":  # a device may round toward zero (see test_cast_between_types), 65520 to 65504
+        finite = np.abs(edges) < 65504
+        np.testing.assert_array_max_ulp(narrowed[finite], want[finite], maxulp=1)
+    else:
+        np.testing.assert_array_equal(narrowed, want)
+
+
 # --- strided, broadcast and non-contiguous inputs -----------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8])

@@ -12,33 +12,28 @@ struct half {
     half(float f) : bits(from_float(f)) {}
     operator float() const { return to_float(bits); }
 
+    // Both conversions pick between candidate results in one expression, no branches: loops of them vectorize
+    // (a chain of separate selects left GCC a branch, which kept a float16 sigmoid's loop scalar).
     static float to_float(uint16_t h) {
-        uint32_t sign = uint32_t(h & 0x8000u) << 16;
-        uint32_t exp = (h >> 10) & 0x1f;
-        uint32_t mant = h & 0x3ffu;
-        if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf / nan
-        if (exp == 0) {
-            // zero or subnormal: value = mant * 2^-24
-            float v = float(mant) * 5.9604644775390625e-8f;
-            return sign ? -v : v;
-        }
-        return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+        const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+        const uint32_t em = uint32_t(h & 0x7fffu) << 13;  // exponent and mantissa where a float has them
+        const uint32_t normal = em + 0x38000000u;         // the exponent rebiased by 127 - 15
+        const uint32_t special = em + 0x70000000u;        // inf / nan: every exponent bit set, the mantissa kept
+        // zero or subnormal: mant * 2^-24 = (1 + mant / 1024) * 2^-14 - 2^-14, exact
+        const uint32_t tiny = std::bit_cast<uint32_t>(std::bit_cast<float>(em + 0x38800000u) - 6.103515625e-05f);
+        return std::bit_cast<float>(sign | (em >= 0x0f800000u ? special : em < 0x00800000u ? tiny : normal));
     }
 
     static uint16_t from_float(float f) {
-        uint32_t x = std::bit_cast<uint32_t>(f);
-        uint16_t sign = uint16_t((x >> 16) & 0x8000u);
-        uint32_t ax = x & 0x7fffffffu;
-        if (ax >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));  // inf / nan
-        if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds past the largest half: inf
-        if (ax < 0x38800000u) {
-            // result is subnormal or zero: let the float unit do the rounding at a fixed exponent
-            float v = std::bit_cast<float>(ax) + 0.5f;
-            return uint16_t(sign | (std::bit_cast<uint32_t>(v) - 0x3f000000u));
-        }
-        uint32_t mant_odd = (ax >> 13) & 1u;
-        ax += 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
-        return uint16_t(sign | (ax >> 13));
+        const uint32_t x = std::bit_cast<uint32_t>(f);
+        const uint32_t sign = (x >> 16) & 0x8000u;
+        const uint32_t ax = x & 0x7fffffffu;
+        // normal: the exponent rebiased (-112 << 23), rounded to nearest even at the 13 bits dropped
+        const uint32_t normal = (ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13;
+        // zero or subnormal: the float unit rounds at a fixed exponent
+        const uint32_t tiny = std::bit_cast<uint32_t>(std::bit_cast<float>(ax) + 0.5f) - 0x3f000000u;
+        // nan (quiet); past the largest half after rounding: inf
+        return uint16_t(sign | (ax > 0x7f800000u ? 0x7e00u : ax >= 0x477ff000u ? 0x7c00u : ax < 0x38800000u ? tiny : normal));
     }
 };
 
