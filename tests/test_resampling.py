@@ -122,6 +122,69 @@ def test_resample_grad_defaults(device, directml_differs, mode):
                                rtol=1e-5, atol=1e-5)
 
 
+def stretched_weights(n_in, n_out, scale, in_off, out_off):
+    """Antialiased LINEAR's map of a dimension scaled down: about the input coordinate x, the triangle 1 - |i - x| *
+    scale (1 / scale wide each side), normalized to sum 1, each i past the edges read at the edge."""
+    w = np.zeros((n_out, n_in))
+    f32 = np.float32
+    for o in range(n_out):
+        x = float(np.clip((f32(o) - f32(out_off)) / f32(scale) - f32(in_off), -1, n_in))
+        taps = {i: 1 - abs(i - x) * scale for i in range(int(np.floor(x - 1 / scale)), int(np.ceil(x + 1 / scale)) + 1)}
+        total = sum(v for v in taps.values() if v > 0)
+        for i, v in taps.items():
+            if v > 0:
+                w[o, int(np.clip(i, 0, n_in - 1))] += v / total
+    return w
+
+
+ANTIALIASED_CASES = [  # input sizes, output sizes, scales (empty: output / input), input offsets, output offsets
+    ((30,), (7,), [], [], []),  # a filter 4.3 inputs wide each side, over both edges
+    ((2, 17, 23), (2, 5, 9), [], [], []),
+    ((1, 8, 20), (1, 12, 7), [], [], []),  # scaled up along one dimension (plain LINEAR there), down along the other
+    ((3, 40), (3, 6), [1.0, 0.2], [0.5, 1.5], [-0.5, 0.25]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("case", ANTIALIASED_CASES, ids=[f"{c[0]}-{c[1]}" for c in ANTIALIASED_CASES])
+def test_resample_antialiased_linear_stretches_the_filter(device, case, dtype):
+    in_sizes, out_sizes, scales, in_offs, out_offs = case
+    x = rng.standard_normal(in_sizes).astype(dtype)
+    y = run(device, lambda a: dml.resample(a, output_sizes=list(out_sizes), mode=LINEAR, scales=scales,
+                                           input_pixel_offsets=in_offs, output_pixel_offsets=out_offs,
+                                           antialiased=True), x)
+    scales = scales or [o / i for o, i in zip(out_sizes, in_sizes)]
+    in_offs, out_offs = in_offs or [0.5] * len(in_sizes), out_offs or [-0.5] * len(in_sizes)
+    mats = [stretched_weights(n, m, s, a, b) if s < 1 else weights(n, m, LINEAR, UP, s, a, b)
+            for n, m, s, a, b in zip(in_sizes, out_sizes, scales, in_offs, out_offs)]
+    np.testing.assert_allclose(y, apply(x, mats), **TOL[dtype])
+
+
+def test_resample_antialiased_matches_onnx_runtime(device):
+    # RESAMPLE3's Antialiased as ONNX Resize's antialias (half-pixel centres, DirectML's default offsets)
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    x = rng.standard_normal((2, 3, 19, 26)).astype(np.float32)
+    sizes = [2, 3, 6, 31]
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear", antialias=1,
+                            coordinate_transformation_mode="half_pixel")
+    graph = helper.make_graph([node], "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("sizes", TensorProto.INT64, [4], sizes)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    y = run(device, lambda a: dml.resample(a, output_sizes=sizes, mode=LINEAR, antialiased=True), x)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_resample_antialiased_leaves_nearest_neighbour_alone(device):
+    x = rng.standard_normal((3, 29)).astype(np.float32)
+    params = dict(output_sizes=[3, 8], mode=NN)
+    plain = run(device, lambda a: dml.resample(a, **params), x)
+    np.testing.assert_array_equal(run(device, lambda a: dml.resample(a, antialiased=True, **params), x), plain)
+
+
 def test_resample_linear_half_pixel_matches_known_values(device):
     # Bilinear upsampling by 2 over pixel centres: [0, 1] -> [0, 0.25, 0.75, 1] (the edges clamp).
     y = run(device, lambda a: dml.resample(a, output_sizes=[4], mode=LINEAR), np.array([0, 1], np.float32))

@@ -25,10 +25,13 @@ void bind_resampling(nb::module_& m) {
     def(m, "resample", &resample, "input"_a, nb::kw_only(), "output_sizes"_a, "mode"_a,
           "rounding_direction"_a = AxisDirection::Increasing, "scales"_a = std::vector<float>{},
           "input_pixel_offsets"_a = std::vector<float>{}, "output_pixel_offsets"_a = std::vector<float>{},
+          "antialiased"_a = false,
           "input resampled to output_sizes (1 to 4 dimensions): output = (input + input_pixel_offset) * scale + "
           "output_pixel_offset per dimension, edges clamped; NEAREST_NEIGHBOR rounds the input coordinate up "
           "(INCREASING, the default) or down (DECREASING). Empty lists: scales output/input, offsets 0.5 and -0.5 "
-          "(DML_OPERATOR_RESAMPLE2).");
+          "(DML_OPERATOR_RESAMPLE2). antialiased: LINEAR scaling a dimension down stretches its filter by "
+          "1 / scale, weights normalized over the inputs it covers (DML_OPERATOR_RESAMPLE3, as ONNX Resize's "
+          "antialias).");
     def(m, "resample_grad", &resample_grad, "input_gradient"_a, nb::kw_only(), "output_sizes"_a,
           "mode"_a, "rounding_direction"_a = AxisDirection::Decreasing,
           "scales"_a = std::vector<float>{}, "input_pixel_offsets"_a = std::vector<float>{},

@@ -172,6 +172,7 @@ enum DML_OPERATOR_TYPE : uint32_t {
     DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 = 171,
     DML_OPERATOR_QUANTIZE = 173,
     DML_OPERATOR_DEQUANTIZE = 174,
+    DML_OPERATOR_RESAMPLE3 = 175,
 };
 
 struct DML_OPERATOR_DESC {
@@ -661,6 +662,12 @@ struct DML_RESAMPLE2_OPERATOR_DESC {  // also RESAMPLE_GRAD1 (InputGradient, Out
     const FLOAT* Scales;
     const FLOAT* InputPixelOffsets;
     const FLOAT* OutputPixelOffsets;
+};
+
+// DML_FEATURE_LEVEL_6_4: RESAMPLE2's fields and Antialiased.
+struct DML_RESAMPLE3_OPERATOR_DESC {
+    DML_RESAMPLE2_OPERATOR_DESC resample2;  // the same layout as its fields written out
+    BOOL Antialiased;
 };
 
 struct DML_UPSAMPLE_2D_OPERATOR_DESC {

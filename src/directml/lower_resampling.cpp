@@ -1,4 +1,4 @@
-// Resampling: DML_RESAMPLE2, RESAMPLE_GRAD1, UPSAMPLE_2D and VALUE_SCALE_2D descriptions.
+// Resampling: DML_RESAMPLE2 / 3, RESAMPLE_GRAD1, UPSAMPLE_2D and VALUE_SCALE_2D descriptions.
 #include "../core/ops/resampling.h"
 #include "lowering.h"
 
@@ -16,6 +16,9 @@ DML_RESAMPLE2_OPERATOR_DESC resample(LoweringContext& c, const ResampleParams& p
 
 void register_resampling_lowerings(LoweringTable& t) {
     add_lowering<ResampleDesc>(t, [](LoweringContext& c, const ResampleDesc& d) {
+        // Antialiased is RESAMPLE3's (feature level 6.4): RESAMPLE2 elsewhere, for older DirectML.
+        if (d.params.antialiased)
+            return c.lowered(DML_OPERATOR_RESAMPLE3, DML_RESAMPLE3_OPERATOR_DESC{resample(c, d.params), true});
         return c.lowered(DML_OPERATOR_RESAMPLE2, resample(c, d.params));
     });
     add_lowering<ResampleGradDesc>(t, [](LoweringContext& c, const ResampleGradDesc& d) {

@@ -1,4 +1,5 @@
-// The taps of the resampling family, which both executors build on the host at compile. RESAMPLE2 is separable:
+// The taps of the resampling family, which both executors build on the host at compile. RESAMPLE2 (and RESAMPLE3,
+// its antialiased form) is separable:
 // each output coordinate of each dimension reads a few input coordinates with weights ("taps"), and an output
 // element sums the products over every dimension's taps. RESAMPLE_GRAD1 runs the transposed taps (each forward
 // input gathers the forward outputs it fed, with the same weights), so no two threads accumulate into one element.
@@ -16,6 +17,26 @@ namespace dml {
 // The taps of one dimension: for each coordinate of the side being computed, the (position, weight) pairs it reads.
 using Taps = std::vector<std::vector<std::pair<uint32_t, float>>>;
 
+// Antialiased LINEAR's taps about input coordinate x of a dimension scaled down by `scale` < 1: the triangle filter
+// stretched by 1 / scale, w(i) = 1 - |i - x| * scale where positive, normalized to sum to 1; an i past the edges
+// reads the edge, as every coordinate does (ONNX Runtime's antialiased Resize weighs the edges so too).
+inline std::vector<std::pair<uint32_t, float>> stretched_taps(double x, float scale, int64_t last) {
+    const double reach = 1.0 / scale;
+    std::vector<std::pair<int64_t, double>> w;  // (input clamped to the edges, its summed weight)
+    double total = 0.0;
+    for (int64_t i = int64_t(std::floor(x - reach)); i <= int64_t(std::ceil(x + reach)); ++i) {
+        const double v = 1.0 - std::abs(double(i) - x) * scale;
+        if (v <= 0.0) continue;
+        const int64_t at = std::clamp<int64_t>(i, 0, last);
+        if (!w.empty() && w.back().first == at) w.back().second += v;
+        else w.push_back({at, v});
+        total += v;
+    }
+    std::vector<std::pair<uint32_t, float>> taps;
+    for (auto [i, v] : w) taps.push_back({uint32_t(i), float(v / total)});
+    return taps;
+}
+
 // RESAMPLE2's taps of dimension `d` for `n_out` outputs read from `n_in` inputs. The input coordinate of output o
 // is (o - output_offset) / scale - input_offset, clamped to the edges, in float as DirectML computes it: where the
 // exact coordinate is an integer (0.75 / 0.6 - 0.25), float rounding decides which side nearest neighbour takes, and
@@ -31,6 +52,10 @@ inline Taps forward_taps(const ResampleParams& p, size_t d, uint32_t n_in, uint3
         x = std::clamp(x, -1.0, double(n_in));  // beyond the edges every coordinate reads the edge
         if (p.mode == InterpolationMode::NearestNeighbor) {
             t[o].push_back({at(int64_t(p.rounding == AxisDirection::Decreasing ? std::floor(x) : std::ceil(x))), 1.0f});
+            continue;
+        }
+        if (p.antialiased && p.scales[d] < 1.0f) {
+            t[o] = stretched_taps(x, p.scales[d], last);
             continue;
         }
         const double x0 = std::floor(x);

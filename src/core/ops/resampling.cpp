@@ -76,11 +76,12 @@ Expression upsample_2d(const Expression& x, uint32_t scale_height, uint32_t scal
 
 Expression resample(const Expression& x, const Sizes& output_sizes, InterpolationMode mode, AxisDirection rounding,
                     std::vector<float> scales, std::vector<float> input_pixel_offsets,
-                    std::vector<float> output_pixel_offsets) {
-    const std::string op = "DML_OPERATOR_RESAMPLE2";
+                    std::vector<float> output_pixel_offsets, bool antialiased) {
+    const std::string op = antialiased ? "DML_OPERATOR_RESAMPLE3" : "DML_OPERATOR_RESAMPLE2";
     auto desc = std::make_shared<ResampleDesc>();
     desc->params = resample_params(op, x, output_sizes, false, mode, rounding, std::move(scales),
                                    std::move(input_pixel_offsets), std::move(output_pixel_offsets));
+    desc->params.antialiased = antialiased;
     return add_single(op, desc, {x}, TensorDesc(x.data_type(), output_sizes));
 }
 

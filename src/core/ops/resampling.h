@@ -10,16 +10,21 @@ namespace dml {
 
 // RESAMPLE2's mapping per dimension: output = (input + input_offset) * scale + output_offset. NEAREST_NEIGHBOR
 // rounds the input coordinate of each output element down (DECREASING) or up (INCREASING); LINEAR weighs the two
-// neighbours. Coordinates past the edges clamp to them.
+// neighbours. Coordinates past the edges clamp to them. antialiased (RESAMPLE3's Antialiased, as ONNX Resize's
+// antialias): LINEAR along a dimension scaled down stretches its triangle filter by 1 / scale, the weights
+// normalized over the inputs it covers; nearest neighbour and scales of 1 and more are unchanged.
 struct ResampleParams {
     InterpolationMode mode;
     AxisDirection rounding;
     std::vector<float> scales, input_offsets, output_offsets;
+    bool antialiased = false;
 };
 
 struct ResampleDesc : OperatorDesc {
     ResampleParams params;
-    std::string type_name() const override { return "DML_OPERATOR_RESAMPLE2"; }
+    std::string type_name() const override {
+        return params.antialiased ? "DML_OPERATOR_RESAMPLE3" : "DML_OPERATOR_RESAMPLE2";
+    }
 };
 
 // Each output (forward input) gradient element sums the incoming gradient over the forward outputs it fed,
@@ -46,7 +51,7 @@ Expression upsample_2d(const Expression& x, uint32_t scale_height, uint32_t scal
 // Empty lists take DirectMLX's defaults: scales output/input, input offsets 0.5, output offsets -0.5.
 Expression resample(const Expression& x, const Sizes& output_sizes, InterpolationMode mode, AxisDirection rounding,
                     std::vector<float> scales, std::vector<float> input_pixel_offsets,
-                    std::vector<float> output_pixel_offsets);
+                    std::vector<float> output_pixel_offsets, bool antialiased = false);
 // The same parameters as the forward resample (scales default to input_gradient / output sizes).
 Expression resample_grad(const Expression& input_gradient, const Sizes& output_sizes, InterpolationMode mode,
                          AxisDirection rounding, std::vector<float> scales, std::vector<float> input_pixel_offsets,
