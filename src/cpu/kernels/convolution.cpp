@@ -84,7 +84,9 @@ namespace {
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
 // (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
 // that lie packed, where the kernel takes those (DirectKernel::pointwise), reads the image where it lies, as one
-// band: its tile is a GEMM's with the filter packed once.
+// band: its tile is a GEMM's with the filter packed once. So does one of stride 1 on float rows that lie packed
+// where the kernel takes tap masks (AVX-512): its bands read the image's rows with the taps that fall in the
+// padding masked, and copy nothing.
 // A strided one reads its band split by phases of the stride: phase (a, b) of a channel holds the padded input's
 // rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
 // from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
@@ -93,7 +95,7 @@ struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
     bool depthwise = false;
-    bool in_place = false;               // pointwise: the input's planes are read where they lie, unpadded
+    bool in_place = false;               // the input's planes are read where they lie, unpadded
     int64_t row = 0, plane = 0;          // a phase's row width, and a channel's plane of all its phases in a band
     int64_t phase_rows = 0, phase_plane = 0;  // rows of a phase in a band, and its floats (a zero tail after them)
     int64_t block_channels = 0;          // output channels a filter block (1 depthwise)
@@ -105,16 +107,21 @@ struct DirectPlan {
     // hold output columns, and the output position of its first (DirectConvolution::lane_masks, lane_offsets).
     std::vector<uint32_t> lane_masks;
     std::vector<int64_t> lane_offsets;
+    // In place, not pointwise: the taps' lanes that read the image, band by band (DirectConvolution::tap_masks),
+    // band b's from tap_masks + band_masks[b]; the bands whose rows all read inside the image share one table.
+    std::vector<uint16_t> tap_masks;
+    std::vector<int64_t> band_masks;
 
     DirectPlan() = default;
     DirectPlan(const ConvGeometry& g, DataType type) {
         const DirectKernel* k = direct_kernel();
-        in_place = g.pointwise() && !g.depthwise() && type == DataType::Float32 && g.x_stride[4] == 1 &&
-                   g.x_stride[3] == g.in[2];
         if (!k) return;
         // a strided depthwise one keeps its loop over rows: gathering its phases cost more than its 9 taps a
         // position (0.8 -> 2.5 ms for 96 channels of 112x112, stride 2)
         const bool strided = g.stride[1] != 1 || g.stride[2] != 1;
+        // in place, a band's positions run over rows of the input's width, which must hold the output's
+        in_place = type == DataType::Float32 && g.x_stride[4] == 1 && g.x_stride[3] == g.in[2] && !g.depthwise() &&
+                   (g.pointwise() || (k->tap_masks && !strided && g.out[2] <= g.in[2]));
         const bool eligible = g.forward && (!g.pointwise() || (in_place && k->pointwise)) &&
                               !(strided && g.depthwise()) && type != DataType::Float64 && g.in[0] == 1 &&
                               g.kernel[0] == 1 && g.out[0] == 1 && every_phase_read(g, 1) && every_phase_read(g, 2);
@@ -122,16 +129,6 @@ struct DirectPlan {
         kernel = k;
         depthwise = g.depthwise();
         const int64_t sy = g.stride[1], sx = g.stride[2];
-        // Phase b's row j holds padded column sx * j + b: zeros before the input's columns, the input's, zeros
-        // after. A row is long enough for the input's columns and for the columns the last outputs read past them,
-        // which run on into the next row's leading zeros: those serve both (13 + 1 columns for a 3x3 convolution
-        // of stride 1 on a 13-wide image, not 13 + 2).
-        row = g.out[2];
-        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
-            const int64_t b = kx * g.dilation[2] % sx, last = g.out[2] - 1 + kx * g.dilation[2] / sx;
-            row = std::max({row, leading_zeros(g, b), input_end(g, b), last - leading_zeros(g, b) + 1});
-        }
-
         auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         // A lanes tile only where it measured faster (AVX2 on a 2-core EPYC, one thread, against the 4x3 tile):
         // 64 -> 64 channels 3x3 at 224x224 62 -> 52 ms, at 56x56 3.6 -> 3.2 ms, 128 -> 128 at 28x28 3.8 -> 3.3 ms;
@@ -145,6 +142,16 @@ struct DirectPlan {
             for (const DirectTile& t : k->tiles)
                 if ((lanes || !t.lanes) && (!tile || padded(t) < padded(*tile))) tile = &t;
         }
+        if (in_place && !g.pointwise()) in_place = few_masked_products(g, *tile);
+        // In place, a row is the input's. Otherwise phase b's row j holds padded column sx * j + b: zeros before
+        // the input's columns, the input's, zeros after. A row is long enough for the input's columns and for the
+        // columns the last outputs read past them, which run on into the next row's leading zeros: those serve both
+        // (13 + 1 columns for a 3x3 convolution of stride 1 on a 13-wide image, not 13 + 2).
+        row = in_place ? g.in[2] : g.out[2];
+        for (int64_t kx = 0; kx < g.kernel[2] && !in_place; ++kx) {
+            const int64_t b = kx * g.dilation[2] % sx, last = g.out[2] - 1 + kx * g.dilation[2] / sx;
+            row = std::max({row, leading_zeros(g, b), input_end(g, b), last - leading_zeros(g, b) + 1});
+        }
         block_channels = tile->block_channels;
         channel_blocks = (g.group_out + block_channels - 1) / block_channels;
         band_channels = depthwise ? g.out_channels : channel_blocks * block_channels;
@@ -152,7 +159,7 @@ struct DirectPlan {
         // a depthwise band counts its accumulators alone: halving its rows for its input measured slower (each
         // band pads the filter's reach again)
         const int64_t band_input = depthwise ? 0 : g.group_in * sy * sx;
-        band_rows = in_place ? g.out[1]
+        band_rows = g.pointwise() ? g.out[1]
                              : std::clamp<int64_t>(direct_band_floats() / ((band_channels + band_input) * row),
                                                    std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         phase_rows = band_rows + reach;
@@ -163,25 +170,76 @@ struct DirectPlan {
         for (int64_t y = 0; y < g.kernel[1]; ++y)
             for (int64_t x = 0; x < g.kernel[2]; ++x) {
                 const int64_t ty = y * g.dilation[1], tx = x * g.dilation[2];
-                tap_offsets.push_back((ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
+                tap_offsets.push_back(in_place ? (ty - g.pad[1]) * row + tx - g.pad[2]
+                                               : (ty % sy * sx + tx % sx) * phase_plane + ty / sy * row + tx / sx);
             }
         if (const int64_t lanes = k->store_lanes; lanes && !depthwise && !tile->lanes) {
-            // in place, a band's rows lie packed: one row of every position
-            const int64_t width = in_place ? g.out[1] * g.out[2] : g.out[2], pitch = in_place ? width : row;
             for (int64_t v = 0; v < acc_plane / lanes; ++v) {
                 uint32_t mask = 0;
                 int64_t offset = 0;
                 for (int64_t l = lanes - 1; l >= 0; --l)
-                    if (const int64_t q = v * lanes + l; q % pitch < width) {
+                    if (const int64_t q = v * lanes + l; q % row < g.out[2]) {
                         mask |= 1u << l;
-                        offset = q / pitch * width + q % pitch;
+                        offset = q / row * g.out[2] + q % row;
                     }
                 lane_masks.push_back(mask);
                 lane_offsets.push_back(offset);
             }
         }
+        if (in_place && !g.pointwise()) plan_tap_masks(g);
     }
     explicit operator bool() const { return kernel != nullptr; }
+
+    // Whether reading in place pays: the blocks of positions (over the input's rows) that meet an edge of a row (a
+    // lane whose taps read the padding, or a padded column) load their vectors masked, which on the 2-core Xeon ran
+    // 20 % slower than whole loads (a C++ loop of the 8 x 3 tile: 138-167 against 174-220 GFLOPS), while the band
+    // copy it saves costs the same for every input element, whatever the layer's products an element: in place
+    // where the masked blocks' share of the first 64 rows times the products an input element (output channels in
+    // whole tiles x taps) is at most 128 (bench/README.md, eighteenth session).
+    static bool few_masked_products(const ConvGeometry& g, const DirectTile& tile) {
+        const int64_t width = g.in[2], left = g.pad[2];
+        const int64_t right = width - ((g.kernel[2] - 1) * g.dilation[2] - g.pad[2]);  // the first column read past
+        int64_t blocks = 0, edges = 0;
+        for (int64_t p = 0; p < 64 * width; p += tile.block_positions, ++blocks)
+            for (int64_t q = p; q < p + tile.block_positions; ++q)
+                if (const int64_t x = q % width; x < left || x >= std::min(right, g.out[2])) {
+                    ++edges;
+                    break;
+                }
+        const int64_t channels = (g.group_out + tile.block_channels - 1) / tile.block_channels * tile.block_channels;
+        return edges * channels * g.kernel_size() <= 128 * blocks;
+    }
+
+    // tap_masks and band_masks: a lane reads through tap (y, x) where it holds an output column, within the band's
+    // positions, and its tap falls inside the image.
+    void plan_tap_masks(const ConvGeometry& g) {
+        constexpr int64_t lanes = 16;  // DirectKernel::tap_masks
+        int64_t shared = -1;
+        for (int64_t r0 = 0; r0 < g.out[1]; r0 += band_rows) {
+            const int64_t rows = std::min(band_rows, g.out[1] - r0), positions = (rows - 1) * row + g.out[2];
+            const bool inside = rows == band_rows && r0 >= g.pad[1] &&
+                                r0 + rows - 1 + (g.kernel[1] - 1) * g.dilation[1] - g.pad[1] < g.in[1];
+            if (inside && shared >= 0) {
+                band_masks.push_back(shared);
+                continue;
+            }
+            band_masks.push_back(int64_t(tap_masks.size()));
+            if (inside) shared = band_masks.back();
+            for (int64_t v = 0; v < acc_plane / lanes; ++v)
+                for (int64_t y = 0; y < g.kernel[1]; ++y)
+                    for (int64_t x = 0; x < g.kernel[2]; ++x) {
+                        uint32_t mask = 0;
+                        for (int64_t l = 0; l < lanes; ++l) {
+                            const int64_t q = v * lanes + l, iy = r0 + q / row + y * g.dilation[1] - g.pad[1];
+                            const int64_t ix = q % row + x * g.dilation[2] - g.pad[2];
+                            if (q < positions && q % row < g.out[2] && iy >= 0 && iy < g.in[1] && ix >= 0 &&
+                                ix < g.in[2])
+                                mask |= 1u << l;
+                        }
+                        tap_masks.push_back(uint16_t(mask));
+                    }
+        }
+    }
     uint64_t filter_elements(const ConvGeometry& g) const {
         return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
     }
@@ -622,12 +680,13 @@ private:
             const int64_t positions = (rows - 1) * d.row + g.out[2];
             auto tiles = [=, this, &g, &d](size_t b, size_t e) {
                 DirectConvolution a{input, d.plane, filter_block, d.tap_offsets.data(), g.group_in, g.kernel_size(),
-                                    channels, 0, positions, acc, d.acc_plane};
+                                    channels, d.in_place ? r0 * d.row : 0, positions, acc, d.acc_plane};
                 a.bounded = d.in_place;
-                // in place, the output's rows follow each other as the input's do: the finish stores runs of a plane
-                const int64_t width = d.in_place ? positions : g.out[2];
-                const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.in_place ? width : d.row, positions,
-                                        channels, d.block_channels, block};
+                if (!d.tap_masks.empty()) a.tap_masks = d.tap_masks.data() + d.band_masks[r0 / d.band_rows];
+                // where the output's rows follow each other as the band's do, the finish stores runs of a plane
+                const int64_t width = d.row == g.out[2] ? positions : g.out[2];
+                const BandOutput output{&desc_.fused, bias + m0, out, O, width, d.row == g.out[2] ? width : d.row,
+                                        positions, channels, d.block_channels, block};
                 if (!d.depthwise) a.finish = finish_tile_t, a.finish_context = &output;
                 if (registers) {
                     a.out = reinterpret_cast<float*>(out), a.out_plane = O, a.bias = bias + m0;

@@ -1,9 +1,10 @@
 // The direct convolution kernel: a float convolution read straight from a zero-padded image (split by phases of
-// its stride by the caller, so that it reads as one of stride 1), with no im2col and no GEMM packing, a register
+// its stride by the caller, so that it reads as one of stride 1), or from the image where it lies with the taps
+// that read its padding masked (DirectConvolution::tap_masks), with no im2col and no GEMM packing, a register
 // tile of output channels x output positions accumulated in vector registers (what oneDNN's and ONNX Runtime's
-// direct kernels do). Output positions are counted over the padded image's row width, so a block of them runs
-// across rows and each tap of the filter is one fixed offset into the padded plane; the columns past the output's
-// width are computed and dropped by the caller's epilogue. Compiled once per instruction set
+// direct kernels do). Output positions are counted over the padded image's row width (in place, the image's), so
+// a block of them runs across rows and each tap of the filter is one fixed offset into the plane; the columns past
+// the output's width are computed and dropped by the caller's epilogue. Compiled once per instruction set
 // (direct_convolution_avx512.cpp, _avx2.cpp) and picked at run time from what the processor supports; this header
 // is what the rest of the executor sees.
 #pragma once
@@ -28,6 +29,10 @@ struct DirectConvolution {
     // a plane's positions is loaded masked, reading nothing past `positions` (the memory after the last plane is
     // not the image's).
     bool bounded = false;
+    // Where set (DirectKernel::tap_masks), the input is an image read where it lies, its padding not stored: vector
+    // v of positions (from v * width) loads tap t's lanes in tap_masks[v * taps + t] alone, zero in the others (the
+    // lanes whose tap reads the padding, lie past `positions` or are padded columns), so it reads nothing else.
+    const uint16_t* tap_masks = nullptr;
     // Where set (not depthwise), each work item's finished sums go to finish(finish_context, tile, m0, p) instead of
     // acc, while in the cache: tile [block_channels][block_positions] holds output channels m0.. at positions p..
     // (the caller adds the bias, applies the activation, drops the padded columns and stores the output). acc then
@@ -70,6 +75,8 @@ struct DirectKernel {
     // The vector width of the kernel's position tiles where they store their sums from the registers
     // (DirectConvolution::out): AVX-512, whose compressing store drops a vector's padded columns; 0 for AVX2.
     int64_t store_lanes;
+    // Whether its position tiles take DirectConvolution::tap_masks (AVX-512's 16-lane masks).
+    bool tap_masks;
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

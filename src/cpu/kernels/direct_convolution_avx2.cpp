@@ -21,13 +21,13 @@ struct Avx2 {
     }
     static reg load_first(const float* p, __m256i m) { return _mm256_maskload_ps(p, m); }
     static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
-    static constexpr bool stores_lanes = false;
+    static constexpr bool stores_lanes = false, tap_masks = false;
 };
 
 constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),
                                  direct_tile<Avx2, 3, 3>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 3>(), false, 0};
+extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 3>(), false, 0, false};
 
 }  // namespace dml::cpu

@@ -17,7 +17,7 @@ struct Avx512 {
     static __mmask16 first(int64_t n) { return __mmask16((1u << n) - 1); }
     static reg load_first(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
-    static constexpr bool stores_lanes = true;
+    static constexpr bool stores_lanes = true, tap_masks = true;
     static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
     static reg relu(reg x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x); }
     // the lanes of `mask`, packed, at p
@@ -32,6 +32,6 @@ constexpr DirectTile kTiles[] = {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512
                                  direct_tile<Avx512, 3, 8>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width};
+extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width, true};
 
 }  // namespace dml::cpu

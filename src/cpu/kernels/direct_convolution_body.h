@@ -1,7 +1,8 @@
 // The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
 // compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
 // store, first/load_first: a mask of a vector's first n lanes, and a load of those lanes alone, zero in the
-// others, and stores_lanes: whether it has add, relu and store_lanes, a store of the lanes of a mask, packed).
+// others, stores_lanes: whether it has add, relu and store_lanes, a store of the lanes of a mask, packed, and
+// tap_masks: whether load_first takes a 16-bit lane mask, as DirectConvolution::tap_masks holds them).
 // Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish, through its
 // pointer), so that no function compiled for one instruction set can be merged by the linker into a caller built
 // for another.
@@ -33,14 +34,17 @@ template <class V, int MR, int N>
     }
 }
 
+// How a work item loads its input vectors: whole, the last one masked (it holds fewer than V::width of a bounded
+// input's positions), or each with its tap's lanes of DirectConvolution::tap_masks.
+enum class Loads { whole, last, taps };
+
 // One work item over channels [c0, c1): MR output channels from mb * MR x N vectors of positions from p, held in
 // registers, started from zero (c0 == 0) or from acc, left in acc or, after the last channel, handed to a.finish
-// as a tile of `pitch` floats a channel. Masked: the last vector holds fewer than V::width of a bounded input's
-// positions and is loaded masked. Taps: the filter's taps where fixed at compile (0: a.taps).
-template <class V, int MR, int N, bool Masked = false, int Taps = 0>
+// as a tile of `pitch` floats a channel. Taps: the filter's taps where fixed at compile (0: a.taps).
+template <class V, int MR, int N, Loads L = Loads::whole, int Taps = 0>
 [[gnu::always_inline]] inline void direct_item(const DirectConvolution& a, int64_t mb, int64_t p, int64_t c0,
                                                int64_t c1, float* tile, int64_t pitch) {
-    const auto last = V::first(Masked ? a.positions - p - (N - 1) * V::width : V::width);
+    const auto last = V::first(L == Loads::last ? a.positions - p - (N - 1) * V::width : V::width);
     const float* w = a.filter + (mb * a.channels + c0) * a.taps * MR;
     float* out = a.acc + mb * MR * a.acc_plane + p;
     typename V::reg acc[MR][N];
@@ -49,6 +53,11 @@ template <class V, int MR, int N, bool Masked = false, int Taps = 0>
 #pragma GCC unroll 8
         for (int j = 0; j < N; ++j) acc[i][j] = c0 == 0 ? V::zero() : V::load(out + i * a.acc_plane + j * V::width);
     const int64_t taps = Taps ? Taps : a.taps;
+    const uint16_t* masks = L == Loads::taps ? a.tap_masks + p / V::width * taps : nullptr;
+    auto load = [&](const float* x, int j, int64_t t) __attribute__((always_inline)) {
+        if constexpr (L == Loads::taps) return V::load_first(x, masks[j * taps + t]);
+        else return L == Loads::last && j == N - 1 ? V::load_first(x, last) : V::load(x);
+    };
     for (int64_t c = c0; c < c1; ++c) {
         const float* in = a.input + c * a.plane + a.first + p;
 #pragma GCC unroll 9
@@ -56,8 +65,7 @@ template <class V, int MR, int N, bool Masked = false, int Taps = 0>
             const float* x = in + a.tap_offsets[t];
             typename V::reg v[N];
 #pragma GCC unroll 8
-            for (int j = 0; j < N; ++j)
-                v[j] = Masked && j == N - 1 ? V::load_first(x + j * V::width, last) : V::load(x + j * V::width);
+            for (int j = 0; j < N; ++j) v[j] = load(x + j * V::width, j, t);
 #pragma GCC unroll 8
             for (int i = 0; i < MR; ++i) {
                 const typename V::reg b = V::broadcast(w + i);
@@ -85,15 +93,16 @@ template <class V, int MR, int N, bool Masked = false, int Taps = 0>
 
 // The last position block, with `vectors` <= N vectors holding positions: a tile of that many, not N (a 13x13
 // image's 181 padded positions are 3 blocks of 48 and 3 vectors), its last vector masked where the input is
-// bounded and the positions end inside it.
-template <class V, int MR, int N, int Taps>
+// bounded and the positions end inside it (with tap masks, the masks end them).
+template <class V, int MR, int N, int Taps, bool TapMasks>
 [[gnu::always_inline]] inline void direct_tail(const DirectConvolution& a, int64_t vectors, int64_t mb, int64_t p,
                                                int64_t c0, int64_t c1, float* tile, int64_t pitch) {
     if constexpr (N > 0) {
-        if (vectors < N) return direct_tail<V, MR, N - 1, Taps>(a, vectors, mb, p, c0, c1, tile, pitch);
+        if (vectors < N) return direct_tail<V, MR, N - 1, Taps, TapMasks>(a, vectors, mb, p, c0, c1, tile, pitch);
+        if constexpr (TapMasks) return direct_item<V, MR, N, Loads::taps, Taps>(a, mb, p, c0, c1, tile, pitch);
         if (a.bounded && p + N * V::width > a.positions)
-            return direct_item<V, MR, N, true, Taps>(a, mb, p, c0, c1, tile, pitch);
-        direct_item<V, MR, N, false, Taps>(a, mb, p, c0, c1, tile, pitch);
+            return direct_item<V, MR, N, Loads::last, Taps>(a, mb, p, c0, c1, tile, pitch);
+        direct_item<V, MR, N, Loads::whole, Taps>(a, mb, p, c0, c1, tile, pitch);
     }
 }
 
@@ -167,25 +176,48 @@ template <int64_t MR, int64_t block, class Item>
     }
 }
 
-// Tiles of MR output channels x NV vectors of positions, of Taps filter taps (0: any).
-template <class V, int MR, int NV, int Taps>
+// Whether every tap of the N vectors of positions from p loads all its lanes (DirectConvolution::tap_masks): most
+// blocks of an image, away from its edges.
+template <class V, int N>
+[[gnu::always_inline]] inline bool every_lane(const DirectConvolution& a, int64_t p) {
+    const uint16_t* masks = a.tap_masks + p / V::width * a.taps;
+    uint16_t all = 0xffff;
+    for (int64_t i = 0; i < N * a.taps; ++i) all &= masks[i];
+    return all == 0xffff;
+}
+
+// Tiles of MR output channels x NV vectors of positions, of Taps filter taps (0: any), loaded with tap masks where
+// they need them.
+template <class V, int MR, int NV, int Taps, bool TapMasks>
 void direct_rows_of(const DirectConvolution& a, size_t begin, size_t end) {
     constexpr int64_t block = int64_t(NV) * V::width;
     channel_chunks<MR, block>(a, begin, end, [&](int64_t mb, int64_t p, int64_t c0, int64_t c1, float* tile)
                                                  __attribute__((always_inline)) {
         const int64_t vectors = (a.positions - p + V::width - 1) / V::width;
-        if (p + block <= a.positions) direct_item<V, MR, NV, false, Taps>(a, mb, p, c0, c1, tile, block);
-        else direct_tail<V, MR, NV, Taps>(a, vectors, mb, p, c0, c1, tile, block);
+        if (p + block > a.positions)
+            return direct_tail<V, MR, NV, Taps, TapMasks>(a, vectors, mb, p, c0, c1, tile, block);
+        if constexpr (TapMasks)
+            if (!every_lane<V, NV>(a, p))
+                return direct_item<V, MR, NV, Loads::taps, Taps>(a, mb, p, c0, c1, tile, block);
+        direct_item<V, MR, NV, Loads::whole, Taps>(a, mb, p, c0, c1, tile, block);
     });
+}
+
+template <class V, int MR, int NV, int Taps>
+void direct_rows_masked(const DirectConvolution& a, size_t begin, size_t end) {
+    if constexpr (V::tap_masks)
+        if (a.tap_masks) return direct_rows_of<V, MR, NV, Taps, true>(a, begin, end);
+    direct_rows_of<V, MR, NV, Taps, false>(a, begin, end);
 }
 
 // 1x1 and 3x3 filters with their tap loop unrolled: on a 2-core Xeon with AVX-512, one thread, squeezenet's 16 -> 64
 // 3x3 of 55x55 ran 7 % faster, its 512 -> 1000 1x1 of 13x13 15 %, its 64 -> 16 1x1 of 55x55 11 % (bench/README.md).
+// A 1x1 filter has no padding to mask (DirectPlan reads it in place as one band, bounded).
 template <class V, int MR, int NV>
 void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
-    if (a.taps == 1) return direct_rows_of<V, MR, NV, 1>(a, begin, end);
-    if (a.taps == 9) return direct_rows_of<V, MR, NV, 9>(a, begin, end);
-    direct_rows_of<V, MR, NV, 0>(a, begin, end);
+    if (a.taps == 1) return direct_rows_of<V, MR, NV, 1, false>(a, begin, end);
+    if (a.taps == 9) return direct_rows_masked<V, MR, NV, 9>(a, begin, end);
+    direct_rows_masked<V, MR, NV, 0>(a, begin, end);
 }
 
 // Tiles of MB vectors of output channels x Q x NP positions.
