@@ -1,7 +1,7 @@
 """What is particular to the cpu executor: its thread count (DIRECTML_NUM_THREADS, dml.Device(threads=)), a
 convolution's bounded scratch memory, a pointwise one reading strided planes in place, strided ones split by
-phases of the stride, max pooling by bands of output rows, weights packed at initialize that follow a
-re-initialize, and large blocks advised to use huge pages."""
+phases of the stride, max pooling by bands of output rows, softmax rows on each instruction set, weights packed
+at initialize that follow a re-initialize, and large blocks advised to use huge pages."""
 
 import numpy as np
 import pytest
@@ -179,6 +179,41 @@ def test_max_pooling_planes_of_several_bands(dilation):
     windows = np.lib.stride_tricks.sliding_window_view(padded, (reach, reach), axis=(2, 3))
     want = windows[:, :, ::2, ::2, ::dilation, ::dilation].max(axis=(4, 5))[:, :, :sizes[0], :sizes[1]]
     np.testing.assert_array_equal(got, want)
+
+
+SOFTMAX_ROWS = """
+import numpy as np, directml as dml
+rng = np.random.default_rng(3)
+for n in (1, 15, 16, 17, 1000):
+    x = rng.standard_normal((6, n)).astype(np.float32) * 30
+    x[1, 0] = -np.inf  # an exponential of 0
+    x[2, -1] = 200.0  # the largest far above the rest
+    x[3], x[3, 0] = -1e30, 0.0  # every exponential below the float range but the largest's
+    x[4, n // 2] = np.nan  # a NaN row stays NaN
+    x[5] = np.inf if n > 1 else x[5]  # inf - inf
+    g = dml.Graph(dml.Device("cpu"))
+    e = g.input(list(x.shape), name="x")
+    soft, log = g.compile([dml.activation_softmax(e, axes=[1]), dml.activation_log_softmax(e, axes=[1])])({"x": x})
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        shifted = x64 - x64.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(soft, np.exp(shifted - lse), rtol=1e-5, atol=1e-7, err_msg=str(n))
+    np.testing.assert_allclose(log[~np.isinf(log)], (shifted - lse)[~np.isinf(log)], rtol=1e-5, atol=1e-4)
+    assert np.array_equal(np.isinf(log), np.isinf(shifted - lse))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2", "generic"])
+def test_softmax_rows_on_each_instruction_set(isa, tmp_path):
+    # Softmax and log-softmax over packed rows take an AVX-512 loop where the processor has it (exp by vscalefps,
+    # the last vector masked), the per-width vector loops otherwise: row lengths around a vector of 16, an
+    # exponential of 0, rows whose exponentials leave the float range, NaN and infinite rows; against NumPy.
+    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
+    done = python(SOFTMAX_ROWS, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])

@@ -11,9 +11,7 @@
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "../../executor/conv_geometry.h"
 #include "../../executor/scalar_math.h"
@@ -21,6 +19,7 @@
 #include "../../platform/platform.h"
 #include "blas_gemm.h"
 #include "direct_convolution.h"
+#include "isa.h"
 #include "kernel.h"
 #include "quantization.h"
 #include "vector_math.h"
@@ -59,22 +58,15 @@ constexpr int64_t kAloneProducts = int64_t(1) << 20;
 extern const DirectKernel kDirectAvx512, kDirectAvx2;
 #endif
 
-// DIRECTML_CPU_ISA=avx2 or generic caps the instruction set (to test the other paths on one machine).
 const DirectKernel* direct_kernel() {
 #if defined(DML_X86_DISPATCH)
-    static const DirectKernel* const kernel = []() -> const DirectKernel* {
-        const char* cap = std::getenv("DIRECTML_CPU_ISA");
-        const std::string limit = cap ? cap : "";
-        __builtin_cpu_init();
-        if (limit == "generic") return nullptr;
-        if (limit != "avx2" && __builtin_cpu_supports("avx512f")) return &kDirectAvx512;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &kDirectAvx2;
-        return nullptr;
-    }();
-    return kernel;
-#else
-    return nullptr;
+    switch (cpu_isa()) {
+        case Isa::Avx512: return &kDirectAvx512;
+        case Isa::Avx2: return &kDirectAvx2;
+        case Isa::Generic: return nullptr;
+    }
 #endif
+    return nullptr;
 }
 
 namespace {

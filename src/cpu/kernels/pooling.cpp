@@ -12,6 +12,7 @@
 #endif
 
 #include "../../executor/pooling_math.h"
+#include "isa.h"
 #include "kernel.h"
 #include "strided.h"
 #include "vector_math.h"
@@ -339,8 +340,7 @@ __attribute__((target("arch=x86-64-v4"))) bool max_windows_avx512(const MaxRun& 
 // dilation 1.
 bool (*max_windows_for(const MaxRun& w, int64_t stride))(const MaxRun&) {
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (avx512) {
+    if (cpu_isa() == Isa::Avx512) {
         const int taps = w.dilation == 1 && (w.taps == 2 || w.taps == 3) ? int(w.taps) : 0;
         constexpr bool (*kernels[2][3])(const MaxRun&) = {
             {max_windows_avx512<1, 0>, max_windows_avx512<1, 2>, max_windows_avx512<1, 3>},

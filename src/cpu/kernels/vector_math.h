@@ -26,21 +26,22 @@ namespace dml::cpu {
 // exp(x) within 2 ulp for float: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7
 // (Horner), 2^n placed in the exponent bits. Below -87.3 (where exp leaves the normal floats) it gives 0, above
 // 88.4 +inf; NaN stays NaN. Selects, not branches, so that loops of it vectorize.
+// The reduction's constants (ln 2 in two parts: n * ln2_hi is exact) and the polynomial's coefficients, highest
+// first, shared with the AVX-512 softmax's exponential (activation.cpp).
+namespace exp_constants {
+constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+constexpr float poly[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
+}  // namespace exp_constants
+
 [[gnu::always_inline]] inline float vector_exp(float x) {
-    constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    using namespace exp_constants;
     constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
     float c = x < -87.3f ? -87.3f : x;
     c = c > 88.7f ? 88.7f : c;
     const float n = (c * log2e + round_magic) - round_magic;
     const float r = (c - n * ln2_hi) - n * ln2_lo;
-    float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
+    float p = poly[0];
+    for (int k = 1; k < 8; ++k) p = p * r + poly[k];
     const float scale = std::bit_cast<float>(uint32_t(int32_t(n) + 127) << 23);
     const float e = p * scale;  // NaN in, NaN out: it runs through the polynomial
     return x < -87.3f ? 0.0f : e;
