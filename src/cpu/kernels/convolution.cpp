@@ -1,13 +1,13 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
 // and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
 // 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
-// of output rows (1x1 ones on float planes read where they lie; strided ones split by phases of the stride, unless
-// they are depthwise or their taps skip a phase). Of the others, depthwise ones (a filter per channel) run a loop
-// over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col + BLAS GEMM over tiles of output
-// positions, so that the column buffer stays under kColumnBytes whatever the image size (im2col of a whole
-// 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The integer
-// convolutions run the same paths in double, exactly (every product and partial sum of 8-bit operands is an
-// integer below 2^53).
+// of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to aligned
+// planes; strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of
+// the others, depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored
+// image, and the rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
+// kColumnBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
+// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
+// product and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -52,6 +52,12 @@ int64_t direct_band_floats() {
 // whose smallest layer has 1.6M, ran alike with 2M as the limit (bench/README.md).
 constexpr int64_t kAloneProducts = int64_t(1) << 20;
 
+// A pointwise convolution of this many output channels (products an input element) or more copies its image to
+// planes that start on a cache line, rather than reading it where it lies, so that its vectors of positions load
+// whole lines: on a 2-core Xeon, one thread, squeezenet's 512 -> 1000 of 13x13 ran 7 % faster in the network, the
+// copy included, and its 64 -> 256 slower (bench/README.md).
+constexpr int64_t kAlignedPointwiseChannels = 512;
+
 }  // namespace
 
 #if defined(DML_X86_DISPATCH)
@@ -75,10 +81,10 @@ namespace {
 // zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
 // (each its own group), the others group by group. A pointwise one (1x1, stride 1, no padding) on float rows
-// that lie packed, where the kernel takes those (DirectKernel::pointwise), reads the image where it lies, as one
-// band: its tile is a GEMM's with the filter packed once. So does one of stride 1 on float rows that lie packed
-// where the kernel takes tap masks (AVX-512): its bands read the image's rows with the taps that fall in the
-// padding masked, and copy nothing.
+// that lie packed, where the kernel takes those (DirectKernel::pointwise), reads the image where it lies (a copy in
+// aligned planes from kAlignedPointwiseChannels), as one band: its tile is a GEMM's with the filter packed once. So
+// does one of stride 1 on float rows that lie packed where the kernel takes tap masks (AVX-512): its bands read the
+// image's rows with the taps that fall in the padding masked, and copy nothing.
 // A strided one reads its band split by phases of the stride: phase (a, b) of a channel holds the padded input's
 // rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
 // from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
@@ -112,9 +118,11 @@ struct DirectPlan {
         // position (0.8 -> 2.5 ms for 96 channels of 112x112, stride 2)
         const bool strided = g.stride[1] != 1 || g.stride[2] != 1;
         // in place, a band's positions run over rows of the input's width, which must hold the output's
-        in_place = type == DataType::Float32 && g.x_stride[4] == 1 && g.x_stride[3] == g.in[2] && !g.depthwise() &&
-                   (g.pointwise() || (k->tap_masks && !strided && g.out[2] <= g.in[2]));
-        const bool eligible = g.forward && (!g.pointwise() || (in_place && k->pointwise)) &&
+        const bool packed =
+            type == DataType::Float32 && g.x_stride[4] == 1 && g.x_stride[3] == g.in[2] && !g.depthwise();
+        in_place = packed && (g.pointwise() ? g.group_out < kAlignedPointwiseChannels
+                                            : k->tap_masks && !strided && g.out[2] <= g.in[2]);
+        const bool eligible = g.forward && (!g.pointwise() || (packed && k->pointwise)) &&
                               !(strided && g.depthwise()) && type != DataType::Float64 && g.in[0] == 1 &&
                               g.kernel[0] == 1 && g.out[0] == 1 && every_phase_read(g, 1) && every_phase_read(g, 2);
         if (!eligible) return;
@@ -156,7 +164,8 @@ struct DirectPlan {
                                                    std::min<int64_t>(2 * reach, g.out[1]), g.out[1]);
         phase_rows = band_rows + reach;
         // the last row's reads past the input's edge run into the tail, as the other rows' run into the next's
-        phase_plane = phase_rows * row + leading_zeros(g, 0);
+        // a whole number of cache lines, so that every channel's plane starts on one (the workspace's planes do)
+        phase_plane = (phase_rows * row + leading_zeros(g, 0) + 15) / 16 * 16;
         plane = in_place ? g.x_stride[1] : sy * sx * phase_plane;
         acc_plane = (band_rows * row + tile->block_positions - 1) / tile->block_positions * tile->block_positions;
         for (int64_t y = 0; y < g.kernel[1]; ++y)
@@ -267,7 +276,7 @@ struct ConvWorkspace {
     ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
                   bool accumulator, const DirectPlan& direct = {}) {
         if (direct) {  // the filter in the direct layout, the padded image, one band's accumulators
-            input = direct.filter_elements(g);
+            input = (direct.filter_elements(g) + 15) / 16 * 16;  // the planes from a cache line
             col = input + direct.input_elements(g);
             total = acc = col + direct.acc_elements();
             return;

@@ -161,18 +161,26 @@ template <class V, int MB, int NP, int Q>
 // positions, computing acc[m, p] = sum over channels c and taps t of filter[m, c, t] * input[c, first + p +
 // tap_offsets[t]]. The channels are taken in chunks of equal size whose filter block stays in the first-level
 // cache, each chunk over all of the work items, adding to what the chunks before it left in acc; the last hands
-// each tile to a.finish where set.
+// each tile to a.finish where set. The work items run channel block major (a block's filter read from that cache
+// for every position block), unless the chunk's filter of all the blocks fits there as well: then position block
+// major, so that each position block's input is read from the second-level cache once, not once a channel block
+// (on a 2-core Xeon, squeezenet's 1x1 layers of 16 to 128 input channels ran 5-12 % faster; bench/README.md).
 template <int64_t MR, int64_t block, class Item>
 [[gnu::always_inline]] inline void channel_chunks(const DirectConvolution& a, size_t begin, size_t end, Item&& item) {
     constexpr int64_t chunk_floats = 4096;  // 16 KiB of filter
     const int64_t position_blocks = (a.positions + block - 1) / block;
     const int64_t most = chunk_floats / (MR * a.taps) > 0 ? chunk_floats / (MR * a.taps) : 1;
     const int64_t chunks = (a.channels + most - 1) / most, chunk = (a.channels + chunks - 1) / chunks;
+    const int64_t channel_blocks = (a.out_channels + MR - 1) / MR;
+    const bool position_major = channel_blocks * MR * chunk * a.taps <= 2 * chunk_floats;
     alignas(64) float tile[MR * block];
     for (int64_t c0 = 0; c0 < a.channels; c0 += chunk) {
         const int64_t c1 = a.channels - c0 < chunk ? a.channels : c0 + chunk;
-        for (size_t i = begin; i < end; ++i)
-            item(int64_t(i) / position_blocks, (int64_t(i) % position_blocks) * block, c0, c1, tile);
+        for (size_t i = begin; i < end; ++i) {
+            const int64_t mb = position_major ? int64_t(i) % channel_blocks : int64_t(i) / position_blocks;
+            const int64_t pb = position_major ? int64_t(i) / channel_blocks : int64_t(i) % position_blocks;
+            item(mb, pb * block, c0, c1, tile);
+        }
     }
 }
 
