@@ -30,8 +30,8 @@ void bind_resampling(nb::module_& m) {
           "output_pixel_offset per dimension, edges clamped; NEAREST_NEIGHBOR rounds the input coordinate up "
           "(INCREASING, the default) or down (DECREASING). Empty lists: scales output/input, offsets 0.5 and -0.5 "
           "(DML_OPERATOR_RESAMPLE2). antialiased: LINEAR scaling a dimension down stretches its filter by "
-          "1 / scale, weights normalized over the inputs it covers (DML_OPERATOR_RESAMPLE3, as ONNX Resize's "
-          "antialias).");
+          "1 / scale, weights normalized to sum 1, inputs past the edges read at the edge (DML_OPERATOR_RESAMPLE3, "
+          "as ONNX Resize's antialias).");
     def(m, "resample_grad", &resample_grad, "input_gradient"_a, nb::kw_only(), "output_sizes"_a,
           "mode"_a, "rounding_direction"_a = AxisDirection::Decreasing,
           "scales"_a = std::vector<float>{}, "input_pixel_offsets"_a = std::vector<float>{},

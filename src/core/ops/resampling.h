@@ -12,7 +12,8 @@ namespace dml {
 // rounds the input coordinate of each output element down (DECREASING) or up (INCREASING); LINEAR weighs the two
 // neighbours. Coordinates past the edges clamp to them. antialiased (RESAMPLE3's Antialiased, as ONNX Resize's
 // antialias): LINEAR along a dimension scaled down stretches its triangle filter by 1 / scale, the weights
-// normalized over the inputs it covers; nearest neighbour and scales of 1 and more are unchanged.
+// normalized to sum 1, inputs past the edges read at the edge; nearest neighbour and scales of 1 and more are
+// unchanged.
 struct ResampleParams {
     InterpolationMode mode;
     AxisDirection rounding;

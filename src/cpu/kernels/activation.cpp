@@ -79,7 +79,7 @@ __attribute__((target("arch=x86-64-v4"))) void softmax_row_avx512(const float* x
     const __m512 mx = _mm512_set1_ps(lane_max(x, n));
     __m512 sum = _mm512_setzero_ps();
     for (uint64_t i = 0; i < n; i += 16) {
-        const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+        const __mmask16 k = first_lanes(int64_t(n - i));
         const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mx));
         if (!log) _mm512_mask_storeu_ps(y + i, k, e);
         sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(k, e));
@@ -88,13 +88,13 @@ __attribute__((target("arch=x86-64-v4"))) void softmax_row_avx512(const float* x
     if (log) {
         const __m512 lse = _mm512_set1_ps(mx[0] + std::log(total));
         for (uint64_t i = 0; i < n; i += 16) {
-            const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+            const __mmask16 k = first_lanes(int64_t(n - i));
             _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), lse));
         }
     } else {
         const __m512 inv = _mm512_set1_ps(1.0f / total);
         for (uint64_t i = 0; i < n; i += 16) {
-            const __mmask16 k = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+            const __mmask16 k = first_lanes(int64_t(n - i));
             _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), inv));
         }
     }

@@ -4,6 +4,8 @@
 #include <immintrin.h>
 #endif
 
+#include "isa.h"
+
 namespace dml::cpu {
 
 namespace {
@@ -30,24 +32,20 @@ __attribute__((target("avx,f16c"))) void narrow_f16c(const float* src, half* dst
                          _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     narrow_portable(src + i, dst + i, n - i);
 }
-bool has_f16c() {
-    static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
-    return has;
-}
 #endif
 
 }  // namespace
 
 void widen(const half* src, float* dst, uint64_t n) {
 #if defined(DML_X86_DISPATCH)
-    if (has_f16c()) return widen_f16c(src, dst, n);
+    if (cpu_isa() != Isa::Generic) return widen_f16c(src, dst, n);
 #endif
     widen_portable(src, dst, n);
 }
 
 void narrow(const float* src, half* dst, uint64_t n) {
 #if defined(DML_X86_DISPATCH)
-    if (has_f16c()) return narrow_f16c(src, dst, n);
+    if (cpu_isa() != Isa::Generic) return narrow_f16c(src, dst, n);
 #endif
     narrow_portable(src, dst, n);
 }

@@ -1,6 +1,6 @@
 // Contiguous float16 runs widened to float and narrowed back (round to nearest even, as half's own conversions):
-// by the processor's F16C instructions where it has them (every x86-64 with AVX2), 8 values an instruction, else
-// value by value. half's portable conversions are bit manipulation that no loop turns into those instructions.
+// by the processor's F16C instructions where cpu_isa() takes AVX2 or more, 8 values an instruction, else value by
+// value. half's portable conversions are bit manipulation that no loop turns into those instructions.
 #pragma once
 #include <cstdint>
 

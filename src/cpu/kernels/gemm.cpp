@@ -1,6 +1,7 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
-// float16 is widened into the workspace line by line, other strided views packed there in the compute type. The integer products
-// run as exact double GEMMs (every product and partial sum of 8-bit operands is an integer below 2^53).
+// float16 is widened into the workspace line by line, other strided views packed there in the compute type. The
+// integer products run as exact double GEMMs (every product and partial sum of 8-bit operands is an integer below
+// 2^53).
 #include "../../core/ops/gemm.h"
 
 #include <algorithm>

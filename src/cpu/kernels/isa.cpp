@@ -13,7 +13,8 @@ Isa cpu_isa() {
         __builtin_cpu_init();
         if (limit == "generic") return Isa::Generic;
         if (limit != "avx2" && __builtin_cpu_supports("avx512f")) return Isa::Avx512;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+            return Isa::Avx2;
         return Isa::Generic;
     }();
     return isa;

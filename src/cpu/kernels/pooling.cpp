@@ -249,11 +249,6 @@ DML_VECTOR_CLONES bool max_windows(const MaxRun& w) {
 }
 
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
-// The first c lanes of a 16-lane mask (none for c <= 0, all for c >= 16).
-__attribute__((target("arch=x86-64-v4"))) inline __mmask16 first_lanes(int64_t c) {
-    return __mmask16(c <= 0 ? 0 : c >= 16 ? 0xffff : (1u << c) - 1);
-}
-
 // The floats of a block's taps that a masked load reads from p + 16 * j (j < 3): the first `extent - 16 * j` of
 // them, `extent` being the floats from p that the row's windows read.
 struct BlockLanes {

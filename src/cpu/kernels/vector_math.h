@@ -23,9 +23,6 @@
 
 namespace dml::cpu {
 
-// exp(x) within 2 ulp for float: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7
-// (Horner), 2^n placed in the exponent bits. Below -87.3 (where exp leaves the normal floats) it gives 0, above
-// 88.4 +inf; NaN stays NaN. Selects, not branches, so that loops of it vectorize.
 // The reduction's constants (ln 2 in two parts: n * ln2_hi is exact) and the polynomial's coefficients, highest
 // first, shared with the AVX-512 softmax's exponential (activation.cpp).
 namespace exp_constants {
@@ -33,6 +30,9 @@ constexpr float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2
 constexpr float poly[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
 }  // namespace exp_constants
 
+// exp(x) within 2 ulp for float: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7
+// (Horner), 2^n placed in the exponent bits. Below -87.3 (where exp leaves the normal floats) it gives 0, above
+// 88.4 +inf; NaN stays NaN. Selects, not branches, so that loops of it vectorize.
 [[gnu::always_inline]] inline float vector_exp(float x) {
     using namespace exp_constants;
     constexpr float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
