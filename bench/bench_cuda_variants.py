@@ -1,9 +1,9 @@
 """Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
-launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh] (an NVIDIA GPU; default all;
-bench/README.md, runs K, N and O)."""
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh gnc gnl gnt] (an NVIDIA GPU; default
+all; bench/README.md, runs K, N, O and P)."""
 import ctypes, sys, torch, torch.nn.functional as F
 lib = ctypes.CDLL(sys.argv[1])
-only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh"}
+only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh", "gnc", "gnl", "gnt"}
 P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
 lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
 lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
@@ -129,3 +129,79 @@ for N, C, H, W in [] if "gnh" not in only else [(1, 128, 1024, 1024), (1, 512, 2
         tm = t(lambda: lib.gn_held(*args))
         print(f"  held on chip T{T} act{act} {bps} blocks/SM, {ring}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
               f"{three / tm:.2f}x three passes  err {err:.3g}")
+
+lib.gn_cluster.argtypes = [I, I, I, I, P, P, P, P, I, I, I, I, P, P]
+for N, C, H, W in [] if "gnc" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
+                                                 (2, 320, 64, 64), (2, 640, 32, 32)]:
+    G = 32
+    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
+    refs = [ref, F.silu(ref)]
+    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
+    args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
+            H * W, st)
+    three = t(lambda: lib.gn(*args)) if lib.gn(*args) == 0 else float("nan")
+    print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.2f} MiB a group): torch {gb / tt:.0f} GB/s, "
+          f"three passes (T128 K2) {gb / three:.0f} GB/s")
+    q = ctypes.c_int(0)
+    for T, act, cs, kb in [(256, 0, 16, 200), (256, 0, 16, 100), (256, 0, 8, 200), (256, 0, 8, 100), (256, 0, 4, 200),
+                           (256, 0, 2, 200), (256, 0, 1, 200), (512, 0, 16, 200), (512, 0, 8, 200), (512, 0, 16, 100),
+                           (1024, 0, 16, 200), (256, 0, 16, 0), (256, 1, 16, 200), (256, 1, 8, 200)]:
+        args = (T, act, cs, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), N, G, C // G, H * W, st,
+                ctypes.byref(q))
+        y.zero_()
+        rc = lib.gn_cluster(*args)
+        if rc != 0: print(f"  T{T} act{act} cluster {cs} {kb} KiB: not run ({rc})"); continue
+        torch.cuda.synchronize()
+        err = (y.float() - refs[act]).abs().max().item()
+        tm = t(lambda: lib.gn_cluster(*args))
+        print(f"  clusters T{T} act{act} C{cs} {kb} KiB ({q.value} clusters): {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
+              f"{three / tm:.2f}x three passes  err {err:.3g}")
+
+lib.gn_through_l2.argtypes = [I, I, I, I, I, I, P, P, P, P, P, I, I, I, I, P]
+for N, C, H, W in [] if "gnl" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
+                                                 (2, 320, 64, 64)]:
+    G = 32
+    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
+    refs = [ref, F.silu(ref)]
+    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
+    args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
+            H * W, st)
+    three = t(lambda: lib.gn(*args)) if lib.gn(*args) == 0 else float("nan")
+    print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.2f} MiB a group): torch {gb / tt:.0f} GB/s, "
+          f"three passes (T128 K2) {gb / three:.0f} GB/s")
+    wsl = torch.zeros(N * G * (sm_count * 4 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
+    for T, mv, hint, act, bps, kb in [(256, 8, 0, 0, 2, 8192), (256, 8, 1, 0, 2, 8192), (256, 8, 1, 0, 2, 4096),
+                                      (256, 8, 1, 0, 2, 16384), (256, 8, 1, 0, 4, 8192), (256, 8, 1, 0, 1, 8192),
+                                      (256, 4, 1, 0, 2, 8192), (256, 4, 1, 0, 4, 8192), (512, 4, 1, 0, 2, 8192),
+                                      (512, 4, 1, 0, 1, 8192), (128, 8, 1, 0, 4, 8192), (128, 8, 1, 0, 8, 8192),
+                                      (256, 8, 1, 1, 2, 8192)]:
+        args = (T, mv, hint, act, bps, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsl.data_ptr(), N,
+                G, C // G, H * W, st)
+        y.zero_()
+        rc = lib.gn_through_l2(*args)
+        if rc != 0: print(f"  T{T} V{mv} hint{hint} act{act} {bps}/SM {kb} KiB: not run ({rc})"); continue
+        torch.cuda.synchronize()
+        err = (y.float() - refs[act]).abs().max().item()
+        tm = t(lambda: lib.gn_through_l2(*args))
+        print(f"  through L2 T{T} V{mv} hint{hint} act{act} {bps}/SM, steps of {kb} KiB: {gb / tm:.0f} GB/s  "
+              f"{tt / tm:.2f}x torch, {three / tm:.2f}x three passes  err {err:.3g}")
+
+lib.gn_tail.argtypes = [I, I, I, P, P, P, P, P, I, I, I, P]
+for N, C, H, W in [] if "gnt" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512)]:
+    G = 32
+    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
+    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
+    args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
+            H * W, st)
+    three = t(lambda: lib.gn(*args))
+    print(f"group norm [{N},{C},{H},{W}]: torch {gb / tt:.0f} GB/s, three passes (T128 K2) {gb / three:.0f} GB/s")
+    for T, K in [(128, 2), (128, 4), (256, 2)]:
+        for kb in (0, 8192, 16384, 24576, 32768, 40960):
+            args = (T, K, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
+                    H * W, st)
+            y.zero_()
+            if lib.gn_tail(*args) != 0: print("missing", T, K); continue
+            torch.cuda.synchronize()
+            err = (y.float() - ref).abs().max().item()
+            tm = t(lambda: lib.gn_tail(*args))
+            print(f"  tail kept T{T} K{K} {kb} KiB: {gb / tm:.0f} GB/s  {three / tm:.2f}x three passes  err {err:.3g}")

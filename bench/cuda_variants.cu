@@ -4,6 +4,8 @@
 // nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
 #include <cuda_fp16.h>
 #include <cuda/atomic>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
 #include <algorithm>
 #include <cstdint>
 struct alignas(16) V8 { __half2 h[4]; };
@@ -546,5 +548,330 @@ extern "C" int gn_held(int t, int act, int blocks_per_sm, int stages, const __ha
   GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * 8))};
   unsigned* counters = reinterpret_cast<unsigned*>(a.partials + uint64_t(images) * G * sms() * blocks_per_sm);
   GNC(128, 0) GNC(256, 0) GNC(256, 1) GNC(512, 0)
+  return 1;
+}
+
+// --- nineteenth session: group norm held by clusters ----------------------------------------------------------------
+
+// Group norm whose groups a cluster of C blocks holds: cluster q of the Q resident clusters takes groups q, q + Q, ...;
+// block r of a cluster takes chunks r, r + C, ... of a group (E = T * 8 elements of one channel), the first `held` of
+// them bulk-copied into its shared memory, the rest read from global memory twice (statistics, then outputs). Each
+// block's partial (count, mean, squared deviations) sits in its shared memory; after a cluster barrier every block
+// combines the C partials through distributed shared memory in one fixed order, then writes its outputs. No
+// grid-wide wait: clusters run their groups independently. ACT 1: swish of the outputs.
+__device__ __forceinline__ Stat vec_stat(const V8& v) {
+  float f[8];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) { float2 p = __half22float2(v.h[j]); f[2 * j] = p.x; f[2 * j + 1] = p.y; }
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) s += f[j];
+  const float m = s * 0.125f;
+  float q = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) q += (f[j] - m) * (f[j] - m);
+  return {8.f, m, q};
+}
+template <int T, int ACT>
+__global__ void __launch_bounds__(T) gn_clu(GnArgs a, int groups, int per_image, int held, float eps) {
+  extern __shared__ __align__(128) unsigned char clu_bytes[];
+  V8* buf = reinterpret_cast<V8*>(clu_bytes);
+  __shared__ __align__(8) uint64_t bar;
+  __shared__ Stat part[2], shs[T / 32], total;
+  cg::cluster_group cl = cg::this_cluster();
+  const int C = int(cl.num_blocks()), r = int(cl.block_rank());
+  const int Q = gridDim.x / C, q = blockIdx.x / C;
+  constexpr int E = T * 8;
+  const int mine = r < a.items ? (a.items - r + C - 1) / C : 0;
+  const int hold = min(mine, held);
+  const uint64_t group_elems = uint64_t(a.items) * E;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  int it = 0;
+  for (int g = q; g < groups; g += Q, ++it) {
+    const __half* xg = a.x + g * group_elems;
+    if (threadIdx.x == 0 && hold) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(&bar)), "r"(hold * E * 2)
+                   : "memory");
+      for (int i = 0; i < hold; ++i)
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     ::"r"(smem_u32(buf + i * T)), "l"(xg + uint64_t(r + i * C) * E), "r"(E * 2), "r"(smem_u32(&bar))
+                     : "memory");
+    }
+    Stat st{0, 0, 0};
+#pragma unroll 4
+    for (int i = hold; i < mine; ++i)
+      st = chan(st, vec_stat(reinterpret_cast<const V8*>(xg + uint64_t(r + i * C) * E)[threadIdx.x]));
+    if (hold) {
+      wait_parity(&bar, uint32_t(it) & 1u);
+      float sum = 0;
+      for (int i = 0; i < hold; ++i) {
+        const V8 v = buf[i * T + threadIdx.x];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v.h[j]); sum += f.x + f.y; }
+      }
+      const float n = float(hold) * 8, mean = sum / n;
+      float sq = 0;
+      for (int i = 0; i < hold; ++i) {
+        const V8 v = buf[i * T + threadIdx.x];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float2 f = __half22float2(v.h[j]);
+          sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+        }
+      }
+      st = chan(st, Stat{n, mean, sq});
+    }
+    st = block_chan<T>(st, shs);
+    if (threadIdx.x == 0) part[it & 1] = st;
+    cl.sync();
+    if (threadIdx.x < 32) {
+      Stat p{0, 0, 0};
+      if (int(threadIdx.x) < C) p = *cl.map_shared_rank(&part[it & 1], int(threadIdx.x));
+#pragma unroll
+      for (int m = 1; m < 32; m <<= 1)
+        p = chan(p, Stat{__shfl_xor_sync(~0u, p.n, m), __shfl_xor_sync(~0u, p.m, m), __shfl_xor_sync(~0u, p.q, m)});
+      if (threadIdx.x == 0) total = p;
+    }
+    __syncthreads();
+    const Stat t = total;
+    const float rstd = rsqrtf(t.q / t.n + eps);
+    const int c0 = g % per_image * a.cpg;
+    for (int i = 0; i < mine; ++i) {
+      const int chunk = r + i * C;
+      const int c = c0 + chunk / (a.hw / E);
+      const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
+      const V8 v = i < hold ? buf[i * T + threadIdx.x] : reinterpret_cast<const V8*>(xg + uint64_t(chunk) * E)[threadIdx.x];
+      V8 o;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __half22float2(v.h[j]);
+        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
+        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
+        o.h[j] = __floats2half2_rn(z0, z1);
+      }
+      reinterpret_cast<V8*>(a.y + g * group_elems + uint64_t(chunk) * E)[threadIdx.x] = o;
+    }
+    __syncthreads();  // the buffer is free for the next group's copies
+  }
+  cl.sync();  // no block leaves while another may still read its partials
+}
+template <int T, int ACT>
+int gn_clu_launch(GnArgs a, int groups, int G, int C, int budget_kb, float eps, cudaStream_t st, int* clusters) {
+  if (a.hw % (T * 8)) return 2;
+  const int mine = (a.items + C - 1) / C;
+  const int held = std::min(mine, budget_kb * 1024 / (T * 16));
+  const size_t smem = size_t(held) * T * 16;
+  auto k = gn_clu<T, ACT>;
+  if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess) return 3;
+  if (C > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) return 3;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = C, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr, cfg.numAttrs = 1, cfg.blockDim = dim3(T), cfg.dynamicSmemBytes = smem, cfg.stream = st;
+  cfg.gridDim = dim3(C * 64);
+  int Q = 0;
+  if (cudaOccupancyMaxActiveClusters(&Q, k, &cfg) != cudaSuccess || Q < 1) return 4;
+  Q = std::min(Q, groups);
+  if (clusters) *clusters = Q;
+  cfg.gridDim = dim3(Q * C);
+  return cudaLaunchKernelEx(&cfg, k, a, groups, G, held, eps) == cudaSuccess ? 0 : 5;
+}
+// x [images][G][cpg][hw] float16; budget_kb: shared memory for held chunks a block; clusters: the resident count.
+extern "C" int gn_cluster(int t, int act, int c, int budget_kb, const __half* x, const __half* s, const __half* b,
+                          __half* y, int images, int G, int cpg, int hw, cudaStream_t st, int* clusters) {
+  GnArgs a{x, s, b, y, nullptr, nullptr, cpg, hw, cpg * (hw / (t * 8))};
+  const int groups = images * G;
+#define GNQ(TT, AA) if (t == TT && act == AA) return gn_clu_launch<TT, AA>(a, groups, G, c, budget_kb, 1e-5f, st, clusters);
+  GNQ(256, 0) GNQ(512, 0) GNQ(1024, 0) GNQ(256, 1) GNQ(512, 1)
+#undef GNQ
+  return 1;
+}
+
+// Group norm through L2 in one cooperative launch: steps of k whole groups (about `slab` bytes); block b of the P
+// resident blocks takes chunks b, b + P, ... of a step (E = T * 8 elements of one channel). A block reads step s + 1
+// (its statistics: a partial per group it touches, published with a counter a step), then waits until the P blocks
+// have published step s, combines each group's P partials in one fixed order and writes step s's outputs, reading x
+// again, from L2 if the two steps' 2 * slab bytes stayed there. So the wait for the slowest block overlaps the next
+// step's reads. HINT 1: statistics loads evict_last, the second reads and the stores evict_first. MAXV: vectors a
+// thread holds at once.
+template <int T, int MAXV, int HINT, int ACT>
+__global__ void __launch_bounds__(T) gn_l2(GnArgs a, int groups, int per_image, int k, unsigned* counters, float eps) {
+  __shared__ Stat shs[T / 32];
+  __shared__ Stat totals[64];
+  constexpr int E = T * 8;
+  const int P = gridDim.x, b = blockIdx.x;
+  const int steps = (groups + k - 1) / k;
+  const uint64_t group_elems = uint64_t(a.items) * E;
+  const uint64_t keep = HINT ? policy(true) : 0, drop = HINT ? policy(false) : 0;
+  auto step_chunks = [&](int s) { return min(k, groups - s * k) * a.items; };
+  auto stats = [&](int s) {
+    const int n = step_chunks(s);
+    const V8* xs = reinterpret_cast<const V8*>(a.x + uint64_t(s) * k * group_elems);
+    Stat acc{0, 0, 0};
+    int cur = -1;
+    uint64_t touched = 0;
+    auto flush = [&]() {
+      const Stat t = block_chan<T>(acc, shs);
+      if (threadIdx.x == 0) a.partials[uint64_t(s * k + cur) * P + b] = t;
+      touched |= 1ull << cur;
+      acc = {0, 0, 0};
+    };
+    for (int i0 = b; i0 < n; i0 += MAXV * P) {
+      V8 v[MAXV];
+#pragma unroll
+      for (int u = 0; u < MAXV; ++u) {
+        const int j = i0 + u * P;
+        if (j < n) v[u] = HINT ? ld_hint(xs + uint64_t(j) * T + threadIdx.x, keep) : xs[uint64_t(j) * T + threadIdx.x];
+      }
+#pragma unroll
+      for (int u = 0; u < MAXV; ++u) {
+        const int j = i0 + u * P;
+        if (j >= n) break;
+        const int gl = j / a.items;
+        if (gl != cur) {
+          if (cur >= 0) flush();
+          cur = gl;
+        }
+        acc = chan(acc, vec_stat(v[u]));
+      }
+    }
+    if (cur >= 0) flush();
+    if (threadIdx.x == 0) {
+      const int kk = min(k, groups - s * k);
+      for (int gl = 0; gl < kk; ++gl)
+        if (!(touched >> gl & 1)) a.partials[uint64_t(s * k + gl) * P + b] = Stat{0, 0, 0};
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device>(counters[s]).fetch_add(1, cuda::memory_order_release);
+    }
+  };
+  auto apply = [&](int s) {
+    if (threadIdx.x == 0) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(counters[s]);
+      while (done.load(cuda::memory_order_acquire) < unsigned(P)) __nanosleep(32);
+    }
+    __syncthreads();
+    const int kk = min(k, groups - s * k);
+    for (int gl = 0; gl < kk; ++gl) {
+      Stat t{0, 0, 0};
+      for (int j = threadIdx.x; j < P; j += T) {
+        const Stat* p = a.partials + uint64_t(s * k + gl) * P + j;
+        t = chan(t, Stat{__ldcg(&p->n), __ldcg(&p->m), __ldcg(&p->q)});
+      }
+      t = block_chan<T>(t, shs);
+      if (threadIdx.x == 0) totals[gl] = t;
+    }
+    __syncthreads();
+    const int n = step_chunks(s);
+    const V8* xs = reinterpret_cast<const V8*>(a.x + uint64_t(s) * k * group_elems);
+    V8* ys = reinterpret_cast<V8*>(a.y + uint64_t(s) * k * group_elems);
+#pragma unroll 4
+    for (int j = b; j < n; j += P) {
+      const int gl = j / a.items, g = s * k + gl;
+      const Stat t = totals[gl];
+      const float rstd = rsqrtf(t.q / t.n + eps);
+      const int c = g % per_image * a.cpg + (j - gl * a.items) / (a.hw / E);
+      const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
+      const V8 v = HINT ? ld_hint(xs + uint64_t(j) * T + threadIdx.x, drop) : xs[uint64_t(j) * T + threadIdx.x];
+      V8 o;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float2 f = __half22float2(v.h[q]);
+        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
+        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
+        o.h[q] = __floats2half2_rn(z0, z1);
+      }
+      if (HINT) st_hint(ys + uint64_t(j) * T + threadIdx.x, o, drop);
+      else ys[uint64_t(j) * T + threadIdx.x] = o;
+    }
+    __syncthreads();  // totals and shs are reused by the next step
+  };
+  stats(0);
+  for (int s = 0; s < steps; ++s) {
+    if (s + 1 < steps) stats(s + 1);
+    apply(s);
+  }
+}
+template <int T, int MAXV, int HINT, int ACT>
+int gn_l2_launch(GnArgs a, int groups, int G, int bps, int slab_kb, unsigned* counters, cudaStream_t st) {
+  if (a.hw % (T * 8)) return 2;
+  const uint64_t group_bytes = uint64_t(a.items) * T * 16;
+  const int k = int(std::clamp<uint64_t>(uint64_t(slab_kb) * 1024 / group_bytes, 1, 64));
+  int occ = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gn_l2<T, MAXV, HINT, ACT>, T, 0);
+  if (occ < bps) return 4;
+  int P = sms() * bps;
+  const int steps = (groups + k - 1) / k;
+  cudaMemsetAsync(counters, 0, sizeof(unsigned) * steps, st);
+  float eps = 1e-5f;
+  void* args[] = {&a, &groups, &G, const_cast<int*>(&k), &counters, &eps};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<void*>(gn_l2<T, MAXV, HINT, ACT>), dim3(P), dim3(T), args, 0, st)
+             == cudaSuccess ? 0 : 5;
+}
+// x [images][G][cpg][hw] float16; ws: images * G * sms * bps Stats, then images * G counters.
+extern "C" int gn_through_l2(int t, int maxv, int hint, int act, int bps, int slab_kb, const __half* x, const __half* s,
+                             const __half* b, __half* y, void* ws, int images, int G, int cpg, int hw, cudaStream_t st) {
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * 8))};
+  const int groups = images * G;
+  unsigned* counters = reinterpret_cast<unsigned*>(a.partials + uint64_t(groups) * sms() * bps);
+#define GNL(TT, VV, HH, AA) if (t == TT && maxv == VV && hint == HH && act == AA) \
+  return gn_l2_launch<TT, VV, HH, AA>(a, groups, G, bps, slab_kb, counters, st);
+  GNL(256, 8, 0, 0) GNL(256, 8, 1, 0) GNL(256, 4, 1, 0) GNL(512, 4, 1, 0) GNL(128, 8, 1, 0) GNL(256, 8, 1, 1)
+#undef GNL
+  return 1;
+}
+
+// Three passes over the whole tensor (partials, combine, outputs) with the outputs walking the chunks backwards and
+// the partials' loads of the last `keep` chunks marked L2 evict_last (every other load and every store evict_first),
+// so that the outputs' first reads find those chunks in L2.
+template <int T, int K>
+__global__ void __launch_bounds__(T) gn_tail_pass(GnArgs a, int total, int keep, bool apply) {
+  constexpr int E = T * K * 8;
+  __shared__ float sh[T / 32];
+  const int item = apply ? total - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const uint64_t pol = policy(!apply && item >= total - keep);
+  const uint64_t drop = policy(false);
+  const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
+  V8 v[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) v[k] = ld_hint(xv + threadIdx.x + k * T, pol);
+  if (!apply) {
+    const float2 st = held_stats<T, K>(v, E, sh);
+    if (threadIdx.x == 0) a.partials[item] = {float(E), st.x, st.y};
+    return;
+  }
+  const int group = item / a.items, chan_ = (item % a.items) / (a.hw / E);
+  const Stat t = a.totals[group];
+  const int c = group * a.cpg + chan_;
+  const float rstd = rsqrtf(t.q / t.n + 1e-5f);
+  const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
+  V8* yv = reinterpret_cast<V8*>(a.y + uint64_t(item) * E);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    V8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v[k].h[j]);
+      o.h[j] = __floats2half2_rn(fmaf(f.x, sc, bi), fmaf(f.y, sc, bi));
+    }
+    st_hint(yv + threadIdx.x + k * T, o, drop);
+  }
+}
+extern "C" int gn_tail(int t, int k, int keep_kb, const __half* x, const __half* s, const __half* b, __half* y, void* ws,
+                       int groups, int cpg, int hw, cudaStream_t st) {
+  if (hw % (t * k * 8)) return 2;
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * k * 8))};
+  a.totals = a.partials + uint64_t(groups) * a.items;
+  const int total = groups * a.items, keep = int(std::min<uint64_t>(total, uint64_t(keep_kb) * 1024 / (t * k * 16)));
+#define GNT(TT, KK) if (t == TT && k == KK) { \
+    gn_tail_pass<TT, KK><<<total, TT, 0, st>>>(a, total, keep, false); \
+    gn_combine<<<groups, 256, 0, st>>>(a, 0); \
+    gn_tail_pass<TT, KK><<<total, TT, 0, st>>>(a, total, keep, true); return 0; }
+  GNT(128, 2) GNT(128, 4) GNT(256, 2)
+#undef GNT
   return 1;
 }

@@ -149,8 +149,8 @@ struct SoftmaxOp {
     }
 
     template <int VEC>
-    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1]) const {
-        v[0] = load_vector<VEC>(x + at[X]);
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1], L2Policy pol) const {
+        v[0] = load_vector<VEC>(x + at[X], pol);
     }
 
     template <class Team, int ITEMS, int VEC>
@@ -189,8 +189,8 @@ struct SoftmaxOp {
             v[0].v[j] = to_stored<T>(log ? v[0][j] - c.lse : exp_of(v[0][j] - c.max) * c.inv_sum);
     }
     template <int VEC>
-    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
-        store_vector(y + at[Y], out);
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out, L2Policy pol) const {
+        store_vector(y + at[Y], out, pol);
     }
 };
 

@@ -57,6 +57,42 @@ template <int W, class T> __device__ __forceinline__ void store_vector(T* p, con
     *reinterpret_cast<Vector<T, W>*>(p) = v;
 }
 
+// An L2 eviction priority for 16-byte vectors (PTX createpolicy): a stream read or written once can leave L2 first,
+// and the part of it read again soon leave last. L2Policy{} is a plain access.
+struct L2Policy {
+    uint64_t bits = 0;
+    bool on = false;
+};
+__device__ __forceinline__ L2Policy l2_policy(bool keep) {
+    L2Policy p{0, true};
+    if (keep) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p.bits));
+    else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p.bits));
+    return p;
+}
+template <int W, class T> __device__ __forceinline__ Vector<T, W> load_vector(const T* p, L2Policy pol) {
+    if constexpr (sizeof(Vector<T, W>) == 16)
+        if (pol.on) {
+            Vector<T, W> v;
+            uint32_t* r = reinterpret_cast<uint32_t*>(&v);
+            asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                         : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                         : "l"(p), "l"(pol.bits));
+            return v;
+        }
+    return load_vector<W>(p);
+}
+template <int W, class T> __device__ __forceinline__ void store_vector(T* p, const Vector<T, W>& v, L2Policy pol) {
+    if constexpr (sizeof(Vector<T, W>) == 16)
+        if (pol.on) {
+            const uint32_t* r = reinterpret_cast<const uint32_t*>(&v);
+            asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(r[0]), "r"(r[1]),
+                         "r"(r[2]), "r"(r[3]), "l"(pol.bits)
+                         : "memory");
+            return;
+        }
+    store_vector(p, v);
+}
+
 // --- activations fused into outputs ------------------------------------------------------------------------------
 
 // An activation whose function is fixed at compile time: apply_activation's switch folds away. FLOAT16: the result

@@ -44,11 +44,14 @@ struct RunShape {
     constexpr uint64_t holds(int vec) const { return uint64_t(team) * vectors * vec; }  // elements
 };
 constexpr RunShape kRunShapes[] = {{32, 2}, {128, 2}, {256, 2}, {256, 4}, {512, 4}, {1024, 4}};
-// The run shape whose chunks a group too large for one team is cut into: the chunks' two passes re-read the group
-// anyway, and on the H200 teams of 128 (more blocks a multiprocessor) took group norm [1,128,1024,1024] from 693 to
-// 906 GB/s against teams of 512 (256: 884; measured at six blocks of 128 a multiprocessor, 963 at eight, each
-// thread holding four vectors then).
-constexpr int kChunkShape = 1;
+// The run shape whose chunks a group too large for one team is cut into: 256 threads x 4 vectors. Each work item's
+// index arithmetic and coefficients are spread over twice the elements of 128 x 2, which left the passes bound by
+// instructions (Nsight Compute, H100, group norm [1,512,256,256]: 20M and 34M instructions against a plain kernel's 9M
+// and 11M); by kernel time [1,128,1024,1024] 1876 -> 1965 GB/s and [1,512,256,256] 1760 -> 1790-1801 (run P).
+constexpr int kChunkShape = 3;
+// The bytes of a chunked pass's last work items kept in L2 for the pass after it: a sixth of the H100's and H200's
+// 50 MiB (on an H100, 8 MiB measured faster than 0 or 16-40 MiB: bench/README.md, run P).
+constexpr uint64_t kL2Kept = 8ull << 20;
 
 // Three floats a team reduces and the workspace keeps between launches: a chunk's partial statistics, or a
 // group's total.
@@ -253,23 +256,35 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
         }
         return true;
     };
+    // A group cut into chunks is read twice, Partials first to last and Apply last to first, and written once: those
+    // streams may leave L2 first, except Partials' reads of the last kL2Kept bytes, which Apply reads first and should
+    // find there. (Group norm [1,512,256,256] float16 on an H100, by kernel time: 1650 -> 1758 GB/s; run P.)
+    L2Policy read{}, write{};
+    if constexpr (RUNS)
+        if (pass != Pass::Whole) {
+            const uint64_t items = g.outer.count * g.chunks;
+            const uint64_t kept = kL2Kept / (g.chunk * sizeof(typename Op::Type) * Op::kStreams);
+            read = l2_policy(pass == Pass::Partials && item + kept >= items);
+            write = l2_policy(false);
+        }
     Vector<typename Op::Type, VEC> v[ITEMS][Op::kStreams];
     int held = 0;  // vectors held: a prefix of 0 .. ITEMS - 1
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[N];
         if (at(k, off)) {
-            op.template gather<VEC>(off, v[k]);
+            op.template gather<VEC>(off, v[k], read);
             held = k + 1;
         }
     }
-    // The other operands of the output vectors (scale, bias, addend). A run kernel's thread of two vectors loads
-    // them with its streams, in flight during the reduction, where loaded after it they had a held layer norm row
-    // wait on them a round trip a vector; with more vectors, or the general kernel's 64-bit offsets, they would
-    // spill (64 registers), so there they load a vector at a time.
-    constexpr bool kEarly = RUNS && ITEMS <= 2;
+    // The other operands of the output vectors (scale, bias, addend). A run kernel's thread of two vectors that holds
+    // a whole group loads them with its streams, in flight during the reduction, where loaded after it they had a
+    // held layer norm row wait on them a round trip a vector; with more vectors, or the general kernel's 64-bit
+    // offsets, they would spill (64 registers), and Apply has no reduction to hide them behind (held there, they
+    // took its kernel from 48 to 56 registers), so elsewhere they load a vector at a time.
+    const bool early = RUNS && ITEMS <= 2 && pass == Pass::Whole;
     typename Op::template Operands<VEC> o[ITEMS];
-    if (kEarly && pass != Pass::Partials)
+    if (early)
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             int64_t off[N];
@@ -293,14 +308,14 @@ __device__ __forceinline__ void held_group_item(const Groups<Op::N>& g, const Op
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[N];
         if (k < held && at(k, off)) {
-            if (!kEarly) o[k] = op.template operands<VEC>(off);
+            if (!early) o[k] = op.template operands<VEC>(off);
             op.template output<VEC>(v[k], o[k], c);
         }
     }
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[N];
-        if (k < held && at(k, off)) op.template store_output<VEC>(off, v[k][0]);
+        if (k < held && at(k, off)) op.template store_output<VEC>(off, v[k][0], write);
     }
 }
 

@@ -84,8 +84,8 @@ struct NormalizeOp {
     }
 
     template <int VEC>
-    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1]) const {
-        v[0] = load_vector<VEC>(x + at[X]);
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[1], L2Policy pol) const {
+        v[0] = load_vector<VEC>(x + at[X], pol);
     }
 
     template <class Team, int ITEMS, int VEC>
@@ -165,8 +165,8 @@ struct NormalizeOp {
         });
     }
     template <int VEC>
-    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
-        store_vector(y + at[Y], out);
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out, L2Policy pol) const {
+        store_vector(y + at[Y], out, pol);
     }
 };
 
@@ -194,9 +194,9 @@ struct BatchNormGradOp {
     static __device__ Triple combine(Triple p, Triple q) { return {p.a + q.a, p.b + q.b, p.c + q.c}; }
 
     template <int VEC>
-    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[2]) const {
-        v[0] = load_vector<VEC>(x + at[X]);
-        v[1] = load_vector<VEC>(dy + at[Dy]);
+    __device__ void gather(const int64_t (&at)[N], Vector<T, VEC> (&v)[2], L2Policy pol) const {
+        v[0] = load_vector<VEC>(x + at[X], pol);
+        v[1] = load_vector<VEC>(dy + at[Dy], pol);
     }
 
     template <class Team, int ITEMS, int VEC>
@@ -240,8 +240,8 @@ struct BatchNormGradOp {
                                               : v[1][j] * c.a);
     }
     template <int VEC>
-    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out) const {
-        store_vector(dx + at[Dx], out);
+    __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out, L2Policy pol) const {
+        store_vector(dx + at[Dx], out, pol);
     }
 };
 
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(TEAM, rows_min_blocks(TEAM, ITEMS))
     for (int k = 0; k < ITEMS; ++k) {
         int64_t off[Op::N];
         if (at(k, off)) {
-            op.template gather<VEC>(off, v[k]);
+            op.template gather<VEC>(off, v[k], L2Policy{});
             held = k + 1;
         }
     }
@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(TEAM, rows_min_blocks(TEAM, ITEMS))
         int64_t off[Op::N];
         if (k < held && at(k, off)) {
             op.template output<VEC>(v[k], op.template operands<VEC>(off), c);
-            op.template store_output<VEC>(off, v[k][0]);
+            op.template store_output<VEC>(off, v[k][0], L2Policy{});
         }
     }
 }
