@@ -1,7 +1,7 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
-// float16 is widened into the workspace line by line, other strided views packed there in the compute type. The
-// integer products run as exact double GEMMs (every product and partial sum of 8-bit operands is an integer below
-// 2^53).
+// float16 is widened into the workspace line by line (large products a K slice at a time), other strided views packed
+// there in the compute type. The integer products run as exact double GEMMs (every product and partial sum of 8-bit
+// operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
 #include <algorithm>
@@ -64,6 +64,20 @@ BlasMatrix<C> as_blas(const T* base, const MatrixLayout& m, bool trans, C* scrat
     return {scratch, int(m.cols), trans};
 }
 
+// The K slice [k0, k0 + n) of an operand whose K runs along its stored rows (k_rows) or columns, as BLAS takes it.
+template <class T, class C = compute_t<T>>
+BlasMatrix<C> k_slice(const T* base, MatrixLayout m, bool trans, bool k_rows, uint32_t k0, uint32_t n, C* scratch) {
+    (k_rows ? m.rows : m.cols) = n;
+    return as_blas<T>(base + k0 * (k_rows ? m.row_stride : m.col_stride), m, trans, scratch);
+}
+
+// float16 operands whose widened copies would outgrow the second-level cache are widened and multiplied a K slice at
+// a time (each product adding into the last): the BLAS then packs each slice from that cache, where the whole copy
+// would have been written out and read back. 256: a slice of A and of B of 1024 lines fills 2 MiB, and the extra
+// passes over the product cost nothing measurable from there up (1024^3: 128 cost 2 %).
+constexpr uint32_t kWidenedSlice = 256;
+constexpr uint64_t kWidenedBytes = 1 << 20;
+
 template <class T>
 void run_gemm_typed(const KernelArgs& args) {
     using C = compute_t<T>;
@@ -75,6 +89,8 @@ void run_gemm_typed(const KernelArgs& args) {
     C* scratch_a = reinterpret_cast<C*>(args.workspace);
     C* scratch_b = scratch_a + la.count();
     C* scratch_y = scratch_b + lb.count();
+    const bool sliced = !std::is_same_v<T, C> && (uint64_t(M) + N) * K * sizeof(C) > kWidenedBytes;
+    const uint32_t slice = sliced ? kWidenedSlice : K;
     for (uint32_t i0 = 0; i0 < y.desc->sizes[0]; ++i0)
         for (uint32_t i1 = 0; i1 < y.desc->sizes[1]; ++i1) {
             T* out = y.as<T>() + (uint64_t(i0) * y.desc->sizes[1] + i1) * M * N;
@@ -85,10 +101,14 @@ void run_gemm_typed(const KernelArgs& args) {
                 lc.pack(c.as<T>() + lc.offset(i0, i1), acc, [](T v, uint32_t, uint32_t) { return C(v); });
                 beta = C(d.beta);
             }
-            auto A = as_blas<T>(a.as<T>() + la.offset(i0, i1), la, ta, scratch_a);
-            auto B = as_blas<T>(b.as<T>() + lb.offset(i0, i1), lb, tb, scratch_b);
-            blas_gemm<C>(args.pool, A.trans, B.trans, int(M), int(N), int(K), C(d.alpha), A.data, A.ld, B.data, B.ld, beta, acc,
-                         int(N));
+            // K runs along A's stored columns (rows when transposed) and B's stored rows (columns when transposed).
+            for (uint32_t k0 = 0; k0 < K; k0 += slice) {
+                const uint32_t n = std::min(slice, K - k0);
+                auto A = k_slice<T>(a.as<T>() + la.offset(i0, i1), la, ta, ta, k0, n, scratch_a);
+                auto B = k_slice<T>(b.as<T>() + lb.offset(i0, i1), lb, tb, !tb, k0, n, scratch_b);
+                blas_gemm<C>(args.pool, A.trans, B.trans, int(M), int(N), int(n), C(d.alpha), A.data, A.ld, B.data, B.ld,
+                             k0 ? C(1) : beta, acc, int(N));
+            }
             if (!d.fused.is_none() || !std::is_same_v<T, C>) {
                 args.pool.parallel_for(uint64_t(M) * N, 16384, [&](size_t s, size_t e) {
                     if constexpr (std::is_same_v<T, half>)
