@@ -1,0 +1,235 @@
+#include "winograd_convolution.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../../platform/platform.h"
+#include "vector_math.h"
+
+namespace dml::cpu {
+
+namespace {
+
+using Plan = WinogradPlan;
+constexpr int64_t N = Plan::kIn, M = Plan::kOut, P = Plan::kPoints;
+
+// The one-dimensional transforms of F(2, 3) (Lavin and Gray, 2015): B^T of the input, A^T of the products, G of
+// the filter. Their two-dimensional forms apply them to the rows, then to the columns.
+template <class X>
+[[gnu::always_inline]] inline void input_1d(const X* d, int64_t s, X* v, int64_t t) {
+    v[0] = d[0] - d[2 * s], v[t] = d[s] + d[2 * s], v[2 * t] = d[2 * s] - d[s], v[3 * t] = d[s] - d[3 * s];
+}
+template <class X>
+[[gnu::always_inline]] inline void output_1d(const X* m, int64_t s, X* y, int64_t t) {
+    y[0] = m[0] + m[s] + m[2 * s], y[t] = m[s] - m[2 * s] - m[3 * s];
+}
+inline void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
+    u[0] = g[0], u[t] = (g[0] + g[s] + g[2 * s]) / 2, u[2 * t] = (g[0] - g[s] + g[2 * s]) / 2, u[3 * t] = g[2 * s];
+}
+
+// The padded input and the output rows lie split by phases of the tile's step M, as a strided convolution's
+// input does in the direct kernel's bands (convolution.cpp): phase b of a row holds its columns b, b + M, ..., so
+// that tile t reads and writes each phase at t plus a fixed offset, vectors of consecutive tiles with no
+// permutation.
+
+// The transforms take the tiles kGroup (16) at a time, each step a loop over their lanes, which the compiler turns
+// into vector instructions; the last group's lanes past `count` read and write the padding that PartLayout leaves
+// for them (their values unused).
+constexpr int64_t kGroup = 16;
+
+// `count` tiles from the phases of N padded input rows (row i's phase b at ph + (i * M + b) * pitch): point k of
+// tile t to v[k * points + t].
+DML_VECTOR_CLONES void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v, int64_t points,
+                                   int64_t count) {
+    for (int64_t t = 0; t < count; t += kGroup) {
+        constexpr int64_t n = kGroup;
+        float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
+        for (int64_t i = 0; i < N; ++i) {  // row i: h[j * N + i], its transform j
+#pragma GCC unroll 16
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t l = 0; l < n; ++l) d[j][l] = ph[(i * M + j % M) * pitch + t + j / M + l];
+            for (int64_t l = 0; l < n; ++l) input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
+        }
+        for (int64_t j = 0; j < N; ++j) {  // column j: points (a, j)
+            for (int64_t l = 0; l < n; ++l) input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
+#pragma GCC unroll 16
+            for (int64_t a = 0; a < N; ++a)
+                for (int64_t l = 0; l < n; ++l) v[(a * N + j) * points + t + l] = o[a][l];
+        }
+    }
+}
+
+// `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into the phases
+// of M output rows (row a's phase b at ph + (a * M + b) * pitch).
+template <ActivationFunction A>
+DML_VECTOR_CLONES void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points, float bias,
+                                    float* __restrict ph, int64_t pitch, int64_t count) {
+    for (int64_t t = 0; t < count; t += kGroup) {
+        constexpr int64_t n = kGroup;
+        float s[N][kGroup], h[M * N][kGroup], y[M][kGroup];
+        for (int64_t i = 0; i < N; ++i) {  // row i of points: h[b * N + i], its output column b
+#pragma GCC unroll 16
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t l = 0; l < n; ++l) s[j][l] = m[(i * N + j) * points + t + l];
+            for (int64_t l = 0; l < n; ++l) output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
+        }
+        for (int64_t b = 0; b < M; ++b) {  // output column b: rows a
+            for (int64_t l = 0; l < n; ++l) output_1d(&h[b * N][l], kGroup, &y[0][l], kGroup);
+#pragma GCC unroll 16
+            for (int64_t a = 0; a < M; ++a)
+                for (int64_t l = 0; l < n; ++l) ph[(a * M + b) * pitch + t + l] = activate<A>(f, y[a][l] + bias);
+        }
+    }
+}
+
+// An output row of `columns` from its M phases (phase b at ph + b * pitch).
+DML_VECTOR_CLONES void interleave(const float* __restrict ph, int64_t pitch, float* __restrict out, int64_t columns) {
+    int64_t t = 0;
+    for (; M * t + M <= columns; ++t)
+#pragma GCC unroll 16
+        for (int64_t b = 0; b < M; ++b) out[M * t + b] = ph[b * pitch + t];
+    for (int64_t b = 0; M * t + b < columns; ++b) out[M * t + b] = ph[b * pitch + t];
+}
+
+// The floats of one part: the block's transformed input [P][in_channels][block], its products [P][padded_out][block],
+// the phases of N padded input rows and of M output rows, `pitch` floats each (a tile row and the input columns
+// its last tile reads past its step).
+struct PartLayout {
+    int64_t pitch, in_point, out_point, input, products, rows, out_rows, total;
+    PartLayout(const ConvGeometry& g, const Plan& p) {
+        pitch = (p.tiles_x + kGroup - 1) / kGroup * kGroup + kGroup;  // a tile row and a group of lanes
+        // a point's floats a group of lanes (64 bytes) past its channels' blocks: room for the transforms' last
+        // group, and their 16 streams of a tile's points otherwise fall in one set of the first-level cache where
+        // a point's size is a power of two times a few kilobytes
+        in_point = g.in_channels * p.block + kGroup, out_point = p.padded_out * p.block + kGroup;
+        input = 0;
+        products = input + P * in_point;
+        rows = products + P * out_point;
+        out_rows = rows + N * M * pitch;
+        total = out_rows + M * M * pitch;
+    }
+};
+
+uint64_t taps_elements(const ConvGeometry& g) { return uint64_t(g.out_channels * g.in_channels * 9); }
+
+}  // namespace
+
+WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&)) {
+    const DirectKernel* k = direct_kernel();
+    const bool eligible = k && float32 && g.forward && g.groups == 1 && g.in[0] == 1 && g.kernel[0] == 1 &&
+                          g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride[1] == 1 && g.stride[2] == 1 &&
+                          g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 && g.out[1] > 0 && g.out[2] > 0;
+    if (!eligible || !pays(g)) return;
+    auto padded = [&](const DirectTile& t) { return (g.out_channels + t.block_channels - 1) / t.block_channels * t.block_channels; };
+    for (const DirectTile& t : k->tiles)
+        if (!t.lanes && (!tile || padded(t) < padded(*tile))) tile = &t;
+    padded_out = padded(*tile);
+    tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M;
+    // a block's input and products in half the second-level cache, in whole position blocks of the tile
+    const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
+    const int64_t bp = tile->block_positions, tiles = tiles_x * tiles_y;
+    const int64_t fit = budget / int64_t(sizeof(float) * P * (g.in_channels + padded_out)) / bp * bp;
+    block = std::clamp(fit, bp, (tiles + bp - 1) / bp * bp);
+    parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
+}
+
+uint64_t WinogradPlan::workspace_elements(const ConvGeometry& g) const {
+    return (filter_elements(g) + taps_elements(g) + 15) / 16 * 16 + uint64_t(parts * PartLayout(g, *this).total);
+}
+
+void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst) {
+    const int64_t C = g.in_channels, mr = p.tile->block_channels;
+    std::fill(dst, dst + p.filter_elements(g), 0.0f);
+    for (int64_t m = 0; m < g.out_channels; ++m)
+        for (int64_t c = 0; c < C; ++c) {
+            const float* w = taps + (m * C + c) * 9;
+            double d[9], h[N * 3], u[P];
+            std::copy(w, w + 9, d);
+            for (int64_t j = 0; j < 3; ++j) filter_1d(d + j, 3, h + j, 3);  // columns: h[i][j]
+            for (int64_t i = 0; i < N; ++i) filter_1d(h + i * 3, 1, u + i * N, 1);
+            // point k: [k][channel block][input channel][mr], the direct kernel's filter of one tap
+            for (int64_t k = 0; k < P; ++k)
+                dst[((k * (p.padded_out / mr) + m / mr) * C + c) * mr + m % mr] = float(u[k]);
+        }
+}
+
+void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
+                  const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool) {
+    const PartLayout L(g, p);
+    float* parts = workspace + (p.filter_elements(g) + taps_elements(g) + 15) / 16 * 16;
+    const int64_t C = g.in_channels, K = g.out_channels, tiles = p.tiles_x * p.tiles_y;
+    const int64_t blocks = (tiles + p.block - 1) / p.block, O = g.out[1] * g.out[2];
+    const int64_t tap_offset = 0;
+    void (*output)(const FusedActivation&, const float*, int64_t, float, float*, int64_t, int64_t) = nullptr;
+    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_tiles<A>; });
+    // Block b of image n on part q's workspace.
+    auto run_block = [&](int64_t n, int64_t b, float* ws) {
+        const int64_t t0 = b * p.block, count = std::min(p.block, tiles - t0);
+        float* v = ws + L.input;
+        float* products = ws + L.products;
+        float* rows = ws + L.rows;
+        float* out_rows = ws + L.out_rows;
+        const float* image = x + n * g.x_stride[0];
+        // the input transform, a tile row's run of the block's tiles at a time
+        for (int64_t c = 0; c < C; ++c) {
+            const float* plane = image + c * g.x_stride[1];
+            for (int64_t t = t0; t < t0 + count;) {
+                const int64_t ty = t / p.tiles_x, tx = t % p.tiles_x, run = std::min(p.tiles_x - tx, t0 + count - t);
+                const int64_t x0 = M * tx - g.pad[2], columns = M * run + N - M, step = M * g.x_stride[4];
+                for (int64_t i = 0; i < N; ++i) {
+                    const int64_t iy = M * ty + i - g.pad[1];
+                    // padded column j (input column x0 + j) at phase j % M, j / M: the input's [lo, hi)
+                    const int64_t lo = std::clamp<int64_t>(-x0, 0, columns), hi = std::clamp<int64_t>(g.in[2] - x0, lo, columns);
+                    for (int64_t b = 0; b < M; ++b) {
+                        float* r = rows + (i * M + b) * L.pitch;
+                        const int64_t end = (columns - b + M - 1) / M;
+                        const int64_t u0 = std::min((lo - b + M - 1) / M, end), u1 = std::clamp((hi - b + M - 1) / M, u0, end);
+                        std::fill(r, r + u0, 0.0f);
+                        std::fill(r + u1, r + L.pitch, 0.0f);
+                        if (iy < 0 || iy >= g.in[1]) {
+                            std::fill(r + u0, r + u1, 0.0f);
+                            continue;
+                        }
+                        const float* src = plane + iy * g.x_stride[3] + (x0 + M * u0 + b) * g.x_stride[4];
+                        if (step == M) widen_strided<M>(r + u0, src, u1 - u0, M);
+                        else widen_strided<0>(r + u0, src, u1 - u0, step);
+                    }
+                }
+                input_tiles(rows, L.pitch, v + c * p.block + (t - t0), L.in_point, run);
+                t += run;
+            }
+        }
+        // zeros past the block's last tile: the tiles' last vectors read them
+        if (count < p.block)
+            for (int64_t k = 0; k < P; ++k)
+                for (int64_t c = 0; c < C; ++c)
+                    std::fill_n(v + k * L.in_point + c * p.block + count, p.block - count, 0.0f);
+        // the products: point k's pointwise convolution on the direct kernel's tile
+        const int64_t items = p.padded_out / p.tile->block_channels *
+                              ((count + p.tile->block_positions - 1) / p.tile->block_positions);
+        for (int64_t k = 0; k < P; ++k) {
+            DirectConvolution a{v + k * L.in_point, p.block, filter + k * p.padded_out * C, &tap_offset, C, 1,
+                                K, 0, count, products + k * L.out_point, p.block};
+            p.tile->run(a, 0, size_t(items));
+        }
+        // the output transform, bias and activation, a tile row's run at a time, into the output's rows
+        for (int64_t m = 0; m < K; ++m) {
+            float* plane = y + (n * K + m) * O;
+            for (int64_t t = t0; t < t0 + count;) {
+                const int64_t ty = t / p.tiles_x, tx = t % p.tiles_x, run = std::min(p.tiles_x - tx, t0 + count - t);
+                output(fused, products + m * p.block + (t - t0), L.out_point, bias[m], out_rows, L.pitch, run);
+                const int64_t columns = std::min(M * run, g.out[2] - M * tx);
+                for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a)
+                    interleave(out_rows + a * M * L.pitch, L.pitch, plane + (M * ty + a) * g.out[2] + M * tx, columns);
+                t += run;
+            }
+        }
+    };
+    const int64_t jobs = g.batch * blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
+    pool.parallel_for(size_t(threads), 1, [&](size_t begin, size_t end) {
+        for (size_t q = begin; q < end; ++q)
+            for (int64_t j = int64_t(q); j < jobs; j += threads) run_block(j / blocks, j % blocks, parts + q * L.total);
+    });
+}
+
+}  // namespace dml::cpu
