@@ -373,6 +373,13 @@ void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d
     });
 }
 
+// dst[i] = the float of src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads
+// vectorize (a stride of 2, a stride-2 convolution's phase, is two loads and a permutation).
+template <int64_t S, class T>
+DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_t stride) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
+}
+
 // The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of channels [begin,
 // end) of image n of the strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
 template <class T>

@@ -71,13 +71,6 @@ void activate_run(const FusedActivation& f, const X* x, T* y, uint64_t n) {
     with_activation(f.function, [&]<ActivationFunction A>() { activate_row<A>(f, x, y, n); });
 }
 
-// dst[i] = the float of src[i * stride] for i in [0, n), the stride a constant S where not 0, so that the loads
-// vectorize (a stride of 2, a stride-2 phase of a convolution's input, is two loads and a permutation).
-template <int64_t S, class T>
-DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_t stride) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
-}
-
 // Kept in kLanes independent partial results, combined at the end.
 constexpr int kLanes = 16;
 

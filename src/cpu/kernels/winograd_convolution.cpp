@@ -39,8 +39,8 @@ constexpr int64_t kGroup = 16;
 
 // `count` tiles from the phases of N padded input rows (row i's phase b at ph + (i * M + b) * pitch): point k of
 // tile t to v[k * points + t].
-DML_VECTOR_CLONES void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v, int64_t points,
-                                   int64_t count) {
+[[gnu::always_inline]] inline void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v,
+                                               int64_t points, int64_t count) {
     for (int64_t t = 0; t < count; t += kGroup) {
         constexpr int64_t n = kGroup;
         float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
@@ -62,8 +62,8 @@ DML_VECTOR_CLONES void input_tiles(const float* __restrict ph, int64_t pitch, fl
 // `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into the phases
 // of M output rows (row a's phase b at ph + (a * M + b) * pitch).
 template <ActivationFunction A>
-DML_VECTOR_CLONES void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points, float bias,
-                                    float* __restrict ph, int64_t pitch, int64_t count) {
+[[gnu::always_inline]] inline void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points,
+                                                float bias, float* __restrict ph, int64_t pitch, int64_t count) {
     for (int64_t t = 0; t < count; t += kGroup) {
         constexpr int64_t n = kGroup;
         float s[N][kGroup], h[M * N][kGroup], y[M][kGroup];
@@ -83,7 +83,8 @@ DML_VECTOR_CLONES void output_tiles(const FusedActivation& f, const float* __res
 }
 
 // An output row of `columns` from its M phases (phase b at ph + b * pitch).
-DML_VECTOR_CLONES void interleave(const float* __restrict ph, int64_t pitch, float* __restrict out, int64_t columns) {
+[[gnu::always_inline]] inline void interleave(const float* __restrict ph, int64_t pitch, float* __restrict out,
+                                              int64_t columns) {
     int64_t t = 0;
     for (; M * t + M <= columns; ++t)
 #pragma GCC unroll 16
@@ -91,17 +92,69 @@ DML_VECTOR_CLONES void interleave(const float* __restrict ph, int64_t pitch, flo
     for (int64_t b = 0; M * t + b < columns; ++b) out[M * t + b] = ph[b * pitch + t];
 }
 
-// The floats of one part: the block's transformed input [P][in_channels][block], its products [P][padded_out][block],
-// the phases of N padded input rows and of M output rows, `pitch` floats each (a tile row and the input columns
-// its last tile reads past its step).
+// `count` tiles of tile row ty from tile column tx, `at` tiles into their block: each step of a block's transforms
+// takes one such run over all the channels, so that its bookkeeping and calls are a run's, not a run's a channel.
+struct Run {
+    int64_t ty, tx, count, at;
+};
+
+// The input transform of a run, each input channel's N padded rows split by phases into ph (its rows past the
+// image stay zero, as the whole of ph starts), then transformed into v (point k of channel c at v[k * points + c *
+// channel]).
+DML_VECTOR_CLONES void input_run(const ConvGeometry& g, const float* image, const Run& r, float* __restrict ph,
+                                 int64_t pitch, float* __restrict v, int64_t channel, int64_t points) {
+    const int64_t x0 = M * r.tx - g.pad[2], columns = M * r.count + N - M, xs = g.x_stride[4];
+    // padded column j (input column x0 + j) lies at phase j % M, j / M; those of the input are [lo, hi)
+    const int64_t lo = std::clamp<int64_t>(-x0, 0, columns), hi = std::clamp<int64_t>(g.in[2] - x0, lo, columns);
+    int64_t u0[M], u1[M];
+    for (int64_t b = 0; b < M; ++b) {
+        const int64_t end = (columns - b + M - 1) / M;
+        u0[b] = std::min((lo - b + M - 1) / M, end), u1[b] = std::clamp((hi - b + M - 1) / M, u0[b], end);
+    }
+    std::fill(ph, ph + N * M * pitch, 0.0f);
+    for (int64_t c = 0; c < g.in_channels; ++c) {
+        const float* plane = image + c * g.x_stride[1];
+        for (int64_t i = 0; i < N; ++i) {
+            const int64_t iy = M * r.ty + i - g.pad[1];
+            if (iy < 0 || iy >= g.in[1]) continue;
+            for (int64_t b = 0; b < M; ++b) {
+                float* row = ph + (i * M + b) * pitch;
+                const float* src = plane + iy * g.x_stride[3] + (x0 + b) * xs;
+                if (xs == 1)
+                    for (int64_t u = u0[b]; u < u1[b]; ++u) row[u] = src[M * u];
+                else
+                    for (int64_t u = u0[b]; u < u1[b]; ++u) row[u] = src[M * u * xs];
+            }
+        }
+        input_tiles(ph, pitch, v + c * channel + r.at, points, r.count);
+    }
+}
+
+// The output transform of a run, each output channel m from its products (point k at products[k * points + m *
+// block]), act(y + bias[m]) through the phases ph into the image's output rows.
+template <ActivationFunction A>
+DML_VECTOR_CLONES void output_run(const ConvGeometry& g, const FusedActivation& f, const float* __restrict products,
+                                  int64_t block, int64_t points, const float* bias, const Run& r, float* __restrict ph,
+                                  int64_t pitch, float* __restrict image) {
+    const int64_t columns = std::min(M * r.count, g.out[2] - M * r.tx), O = g.out[1] * g.out[2];
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+        output_tiles<A>(f, products + m * block + r.at, points, bias[m], ph, pitch, r.count);
+        for (int64_t a = 0; a < M && M * r.ty + a < g.out[1]; ++a)
+            interleave(ph + a * M * pitch, pitch, image + m * O + (M * r.ty + a) * g.out[2] + M * r.tx, columns);
+    }
+}
+
+// The floats of one part: the block's transformed input [P][in_channels][in_channel], its products
+// [P][padded_out][block], the phases of N padded input rows and of M output rows, `pitch` floats each.
 struct PartLayout {
-    int64_t pitch, in_point, out_point, input, products, rows, out_rows, total;
+    int64_t pitch, in_channel, in_point, out_point, input, products, rows, out_rows, total;
     PartLayout(const ConvGeometry& g, const Plan& p) {
         pitch = (p.tiles_x + kGroup - 1) / kGroup * kGroup + kGroup;  // a tile row and a group of lanes
-        // a point's floats a group of lanes (64 bytes) past its channels' blocks: room for the transforms' last
-        // group, and their 16 streams of a tile's points otherwise fall in one set of the first-level cache where
-        // a point's size is a power of two times a few kilobytes
-        in_point = g.in_channels * p.block + kGroup, out_point = p.padded_out * p.block + kGroup;
+        in_channel = p.block + kGroup;  // a channel's block and the lanes the input transform's last group writes
+        // a point's floats a group of lanes (64 bytes) past its channels': room for the lanes the output
+        // transform's last group reads, and the transforms' 16 streams of a tile's points would otherwise fall in
+        // one set of the first-level cache where a point's size is a power of two times a few kilobytes
+        in_point = g.in_channels * in_channel + kGroup, out_point = p.padded_out * p.block + kGroup;
         input = 0;
         products = input + P * in_point;
         rows = products + P * out_point;
@@ -160,8 +213,9 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
     const int64_t C = g.in_channels, K = g.out_channels, tiles = p.tiles_x * p.tiles_y;
     const int64_t blocks = (tiles + p.block - 1) / p.block, O = g.out[1] * g.out[2];
     const int64_t tap_offset = 0;
-    void (*output)(const FusedActivation&, const float*, int64_t, float, float*, int64_t, int64_t) = nullptr;
-    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_tiles<A>; });
+    void (*output)(const ConvGeometry&, const FusedActivation&, const float*, int64_t, int64_t, const float*, const Run&,
+                   float*, int64_t, float*) = nullptr;
+    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_run<A>; });
     // Block b of image n on part q's workspace.
     auto run_block = [&](int64_t n, int64_t b, float* ws) {
         const int64_t t0 = b * p.block, count = std::min(p.block, tiles - t0);
@@ -171,58 +225,29 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
         float* out_rows = ws + L.out_rows;
         const float* image = x + n * g.x_stride[0];
         // the input transform, a tile row's run of the block's tiles at a time
-        for (int64_t c = 0; c < C; ++c) {
-            const float* plane = image + c * g.x_stride[1];
-            for (int64_t t = t0; t < t0 + count;) {
-                const int64_t ty = t / p.tiles_x, tx = t % p.tiles_x, run = std::min(p.tiles_x - tx, t0 + count - t);
-                const int64_t x0 = M * tx - g.pad[2], columns = M * run + N - M, step = M * g.x_stride[4];
-                for (int64_t i = 0; i < N; ++i) {
-                    const int64_t iy = M * ty + i - g.pad[1];
-                    // padded column j (input column x0 + j) at phase j % M, j / M: the input's [lo, hi)
-                    const int64_t lo = std::clamp<int64_t>(-x0, 0, columns), hi = std::clamp<int64_t>(g.in[2] - x0, lo, columns);
-                    for (int64_t b = 0; b < M; ++b) {
-                        float* r = rows + (i * M + b) * L.pitch;
-                        const int64_t end = (columns - b + M - 1) / M;
-                        const int64_t u0 = std::min((lo - b + M - 1) / M, end), u1 = std::clamp((hi - b + M - 1) / M, u0, end);
-                        std::fill(r, r + u0, 0.0f);
-                        std::fill(r + u1, r + L.pitch, 0.0f);
-                        if (iy < 0 || iy >= g.in[1]) {
-                            std::fill(r + u0, r + u1, 0.0f);
-                            continue;
-                        }
-                        const float* src = plane + iy * g.x_stride[3] + (x0 + M * u0 + b) * g.x_stride[4];
-                        if (step == M) widen_strided<M>(r + u0, src, u1 - u0, M);
-                        else widen_strided<0>(r + u0, src, u1 - u0, step);
-                    }
-                }
-                input_tiles(rows, L.pitch, v + c * p.block + (t - t0), L.in_point, run);
-                t += run;
-            }
+        for (int64_t t = t0; t < t0 + count;) {
+            const Run r{t / p.tiles_x, t % p.tiles_x, std::min(p.tiles_x - t % p.tiles_x, t0 + count - t), t - t0};
+            input_run(g, image, r, rows, L.pitch, v, L.in_channel, L.in_point);
+            t += r.count;
         }
         // zeros past the block's last tile: the tiles' last vectors read them
         if (count < p.block)
             for (int64_t k = 0; k < P; ++k)
                 for (int64_t c = 0; c < C; ++c)
-                    std::fill_n(v + k * L.in_point + c * p.block + count, p.block - count, 0.0f);
+                    std::fill_n(v + k * L.in_point + c * L.in_channel + count, p.block - count, 0.0f);
         // the products: point k's pointwise convolution on the direct kernel's tile
         const int64_t items = p.padded_out / p.tile->block_channels *
                               ((count + p.tile->block_positions - 1) / p.tile->block_positions);
         for (int64_t k = 0; k < P; ++k) {
-            DirectConvolution a{v + k * L.in_point, p.block, filter + k * p.padded_out * C, &tap_offset, C, 1,
+            DirectConvolution a{v + k * L.in_point, L.in_channel, filter + k * p.padded_out * C, &tap_offset, C, 1,
                                 K, 0, count, products + k * L.out_point, p.block};
             p.tile->run(a, 0, size_t(items));
         }
         // the output transform, bias and activation, a tile row's run at a time, into the output's rows
-        for (int64_t m = 0; m < K; ++m) {
-            float* plane = y + (n * K + m) * O;
-            for (int64_t t = t0; t < t0 + count;) {
-                const int64_t ty = t / p.tiles_x, tx = t % p.tiles_x, run = std::min(p.tiles_x - tx, t0 + count - t);
-                output(fused, products + m * p.block + (t - t0), L.out_point, bias[m], out_rows, L.pitch, run);
-                const int64_t columns = std::min(M * run, g.out[2] - M * tx);
-                for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a)
-                    interleave(out_rows + a * M * L.pitch, L.pitch, plane + (M * ty + a) * g.out[2] + M * tx, columns);
-                t += run;
-            }
+        for (int64_t t = t0; t < t0 + count;) {
+            const Run r{t / p.tiles_x, t % p.tiles_x, std::min(p.tiles_x - t % p.tiles_x, t0 + count - t), t - t0};
+            output(g, fused, products, p.block, L.out_point, bias, r, out_rows, L.pitch, y + n * K * O);
+            t += r.count;
         }
     };
     const int64_t jobs = g.batch * blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
