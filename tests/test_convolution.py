@@ -167,8 +167,8 @@ def test_broadcast_input_batch(graph):
 
 
 # --- Winograd F(2x2, 3x3) -----------------------------------------------------------------------------------------
-# The CPU executor runs float32 3x3 convolutions of stride and dilation 1 (one group) by Winograd where they have 32
-# input channels or more and 196 tiles of 2x2 outputs or more (convolution.cpp, winograd_pays), on AVX2 or AVX-512;
+# The CPU executor runs float32 3x3 convolutions of stride and dilation 1 (one group) by Winograd where they have 16
+# input channels or more and 49 tiles of 2x2 outputs or more (convolution.cpp, winograd_pays), on AVX2 or AVX-512;
 # these shapes meet that, with odd sizes (a last tile half outside the output), tile rows split between blocks (over
 # 256 tiles of 3 x 8 output channels), output channels that pad a register tile and padding unlike on each side.
 
@@ -185,6 +185,7 @@ WINOGRAD_CASES = [
     ((40, 45), (1, 0), (0, 2), 1, 33, 13),
     ((31, 30), (0, 2), (2, 1), 2, 40, 20),
     ((30, 33), (0, 0), (0, 0), 1, 48, 64),
+    ((13, 13), (1, 1), (1, 1), 2, 16, 24),  # several tile rows a group of 16 tiles
 ]
 
 

@@ -1,15 +1,15 @@
-// Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
-// and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
-// 2-D float32 3x3 ones of stride and dilation 1 and one group, with enough input channels and outputs, run
-// Winograd F(2x2, 3x3) (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says
-// where). The other 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
-// of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to aligned
-// planes; strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of
-// the others, depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored
-// image, and the rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
-// kColumnBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
-// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
-// product and partial sum of 8-bit operands is an integer below 2^53).
+// Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm and
+// workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions: 2-D float32 3x3
+// ones of stride and dilation 1 and one group, with enough input channels and outputs, run Winograd F(2x2, 3x3)
+// (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says where). The other 2-D float
+// ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands of output rows
+// (1x1 ones on float planes read where they lie, or for many output channels copied to aligned planes; strided ones
+// split by phases of the stride, unless they are depthwise or their taps skip a phase). Of the others, depthwise ones
+// (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col +
+// BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever the image size
+// (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The
+// integer convolutions run the same paths in double, exactly (every product and partial sum of 8-bit operands is an
+// integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -63,13 +63,14 @@ constexpr int64_t kAlignedPointwiseChannels = 512;
 
 // Winograd F(2x2, 3x3) (winograd_convolution.h) runs the convolutions it takes where they have this many input
 // channels and output tiles (2x2 outputs) or more, the direct kernel the others. On a 2-core Xeon with AVX-512, one
-// thread, a one-node graph each (median of 20, direct / Winograd / ONNX Runtime's node): 64 -> 64 of 224x224 20.8
-// / 14.2 / 22.3 ms, 64 -> 32 of 224x224 10.0 / 7.7 / 11.5, 32 -> 9 of 224x224 2.39 / 2.04 / 3.91, 64 -> 64 of
-// 56x56 1.20 / 0.95 / 1.20, 32 -> 128 of 27x27 (196 tiles) 0.297 / 0.281 / 0.321; it lost with 16 input channels
-// (16 -> 64 of 55x55 0.314 / 0.327: the transforms weigh more against fewer products) and on 13x13 images (49
-// tiles, computed as 64: 48 -> 192 0.177 / 0.204, 64 -> 256 0.319 / 0.336). On the AVX2 kernels
-// (DIRECTML_CPU_ISA=avx2) the four larger layers ran in 0.57-0.67x the direct kernel's time (bench/README.md).
-constexpr int64_t kWinogradChannels = 32, kWinogradTiles = 196;
+// thread, a one-node graph each (median of 20, direct / Winograd / ONNX Runtime's node, ms): 64 -> 64 of 224x224
+// 19.2 / 13.4 / 20.6, 64 -> 32 of 224x224 10.3 / 8.5 / 11.9, 32 -> 9 of 224x224 2.45 / 2.15 / 4.04, 128 -> 128 of
+// 180x180 47.5 / 31.8 / 49.1, squeezenet's 16 -> 64 of 55x55 0.305 / 0.285 / 0.344, 32 -> 128 of 27x27 0.283 /
+// 0.244 / 0.312, 48 -> 192 of 13x13 (49 tiles) 0.159 / 0.146 / 0.172, 64 -> 256 of 13x13 0.300 / 0.256 / 0.305; it
+// lost with fewer input channels (12 -> 64 of 55x55 0.234 / 0.246, 8 -> 64 0.167 / 0.203: the transforms weigh more
+// against fewer products) and on a 7x7 image (16 tiles: 64 -> 64 0.034 / 0.044). On the AVX2 kernels
+// (DIRECTML_CPU_ISA=avx2) the larger layers ran in 0.57-0.67x the direct kernel's time (bench/README.md).
+constexpr int64_t kWinogradChannels = 16, kWinogradTiles = 49;
 
 bool winograd_pays(const ConvGeometry& g) {
     const int64_t tiles = (g.out[1] + 1) / 2 * ((g.out[2] + 1) / 2);
@@ -650,7 +651,8 @@ public:
                 std::vector<float> taps(filter_elements_);
                 packed_filter_.resize(winograd_.filter_elements(geometry_) * sizeof(float));
                 pack_filter<T, float>(w.as<T>(), geometry_, taps.data(), [](T v, uint32_t) { return float(v); });
-                return winograd_filter(taps.data(), geometry_, winograd_, reinterpret_cast<float*>(packed_filter_.data()));
+                return winograd_filter(taps.data(), geometry_, winograd_,
+                                       reinterpret_cast<float*>(packed_filter_.data()));
             }
             if (direct_) {
                 packed_filter_.resize(direct_.filter_elements(geometry_) * sizeof(float));

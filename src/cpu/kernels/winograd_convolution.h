@@ -18,6 +18,7 @@ struct WinogradPlan {
     static constexpr int64_t kOut = 2, kIn = 4, kPoints = kIn * kIn;  // a tile's outputs and inputs a side
     const DirectTile* tile = nullptr;    // the products' register tile
     int64_t tiles_x = 0, tiles_y = 0;    // tiles of an image
+    int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and one dropped
     int64_t block = 0;                   // tiles a block (whole position blocks of `tile`)
     int64_t padded_out = 0;              // output channels in whole blocks of the tile
     int64_t parts = 0;                   // blocks in flight at once, each with its own workspace
