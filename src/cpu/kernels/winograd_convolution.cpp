@@ -44,19 +44,18 @@ constexpr int64_t kGroup = 16;
 [[gnu::always_inline]] inline void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v,
                                                int64_t points, int64_t count) {
     for (int64_t t = 0; t < count; t += kGroup) {
-        constexpr int64_t n = kGroup;
         float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i: h[j * N + i], its transform j
 #pragma GCC unroll 16
             for (int64_t j = 0; j < N; ++j)
-                for (int64_t l = 0; l < n; ++l) d[j][l] = ph[(i * M + j % M) * pitch + t + j / M + l];
-            for (int64_t l = 0; l < n; ++l) input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
+                for (int64_t l = 0; l < kGroup; ++l) d[j][l] = ph[(i * M + j % M) * pitch + t + j / M + l];
+            for (int64_t l = 0; l < kGroup; ++l) input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
         }
         for (int64_t j = 0; j < N; ++j) {  // column j: points (a, j)
-            for (int64_t l = 0; l < n; ++l) input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
+            for (int64_t l = 0; l < kGroup; ++l) input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
 #pragma GCC unroll 16
             for (int64_t a = 0; a < N; ++a)
-                for (int64_t l = 0; l < n; ++l) v[(a * N + j) * points + t + l] = o[a][l];
+                for (int64_t l = 0; l < kGroup; ++l) v[(a * N + j) * points + t + l] = o[a][l];
         }
     }
 }
@@ -67,19 +66,18 @@ template <ActivationFunction A>
 [[gnu::always_inline]] inline void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points,
                                                 float bias, float* __restrict ph, int64_t pitch, int64_t count) {
     for (int64_t t = 0; t < count; t += kGroup) {
-        constexpr int64_t n = kGroup;
         float s[N][kGroup], h[M * N][kGroup], y[M][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i of points: h[b * N + i], its output column b
 #pragma GCC unroll 16
             for (int64_t j = 0; j < N; ++j)
-                for (int64_t l = 0; l < n; ++l) s[j][l] = m[(i * N + j) * points + t + l];
-            for (int64_t l = 0; l < n; ++l) output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
+                for (int64_t l = 0; l < kGroup; ++l) s[j][l] = m[(i * N + j) * points + t + l];
+            for (int64_t l = 0; l < kGroup; ++l) output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
         }
         for (int64_t b = 0; b < M; ++b) {  // output column b: rows a
-            for (int64_t l = 0; l < n; ++l) output_1d(&h[b * N][l], kGroup, &y[0][l], kGroup);
+            for (int64_t l = 0; l < kGroup; ++l) output_1d(&h[b * N][l], kGroup, &y[0][l], kGroup);
 #pragma GCC unroll 16
             for (int64_t a = 0; a < M; ++a)
-                for (int64_t l = 0; l < n; ++l) ph[(a * M + b) * pitch + t + l] = activate<A>(f, y[a][l] + bias);
+                for (int64_t l = 0; l < kGroup; ++l) ph[(a * M + b) * pitch + t + l] = activate<A>(f, y[a][l] + bias);
         }
     }
 }
@@ -157,7 +155,7 @@ DML_VECTOR_CLONES void output_block(const ConvGeometry& g, const FusedActivation
             const int64_t x0 = M * (a0 - ty * r.row), columns = std::min(M * (a1 - a0), g.out[2] - x0);
             for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a)
                 interleave(ph + a * M * pitch + (a0 - r.t0), pitch, image + m * O + (M * ty + a) * g.out[2] + x0,
-                              columns);
+                           columns);
         }
     }
 }
