@@ -1,13 +1,15 @@
-// Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm
-// and workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions:
-// 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
-// of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to aligned
-// planes; strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of
-// the others, depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored
-// image, and the rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
-// kColumnBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
-// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every
-// product and partial sum of 8-bit operands is an integer below 2^53).
+// Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm and
+// workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions: 2-D float32 3x3
+// ones of stride and dilation 1 and one group, with enough input channels and outputs, run Winograd F(2x2, 3x3)
+// (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says where). The other 2-D float
+// ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands of output rows
+// (1x1 ones on float planes read where they lie, or for many output channels copied to aligned planes; strided ones
+// split by phases of the stride, unless they are depthwise or their taps skip a phase). Of the others, depthwise ones
+// (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col +
+// BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever the image size
+// (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The
+// integer convolutions run the same paths in double, exactly (every product and partial sum of 8-bit operands is an
+// integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "kernel.h"
 #include "quantization.h"
 #include "vector_math.h"
+#include "winograd_convolution.h"
 
 namespace dml::cpu {
 
@@ -57,6 +60,22 @@ constexpr int64_t kAloneProducts = int64_t(1) << 20;
 // whole lines: on a 2-core Xeon, one thread, squeezenet's 512 -> 1000 of 13x13 ran 7 % faster in the network, the
 // copy included, and its 64 -> 256 slower (bench/README.md).
 constexpr int64_t kAlignedPointwiseChannels = 512;
+
+// Winograd F(2x2, 3x3) (winograd_convolution.h) runs the convolutions it takes where they have this many input
+// channels and output tiles (2x2 outputs) or more, the direct kernel the others. On a 2-core Xeon with AVX-512, one
+// thread, a one-node graph each (median of 20, direct / Winograd / ONNX Runtime's node, ms): 64 -> 64 of 224x224
+// 19.2 / 13.4 / 20.6, 64 -> 32 of 224x224 10.3 / 8.5 / 11.9, 32 -> 9 of 224x224 2.45 / 2.15 / 4.04, 128 -> 128 of
+// 180x180 47.5 / 31.8 / 49.1, squeezenet's 16 -> 64 of 55x55 0.305 / 0.285 / 0.344, 32 -> 128 of 27x27 0.283 /
+// 0.244 / 0.312, 48 -> 192 of 13x13 (49 tiles) 0.159 / 0.146 / 0.172, 64 -> 256 of 13x13 0.300 / 0.256 / 0.305; it
+// lost with fewer input channels (12 -> 64 of 55x55 0.234 / 0.246, 8 -> 64 0.167 / 0.203: the transforms weigh more
+// against fewer products) and on a 7x7 image (16 tiles: 64 -> 64 0.034 / 0.044). On the AVX2 kernels
+// (DIRECTML_CPU_ISA=avx2) the larger layers ran in 0.57-0.67x the direct kernel's time (bench/README.md).
+constexpr int64_t kWinogradChannels = 16, kWinogradTiles = 49;
+
+bool winograd_pays(const ConvGeometry& g) {
+    const int64_t tiles = (g.out[1] + 1) / 2 * ((g.out[2] + 1) / 2);
+    return g.in_channels >= kWinogradChannels && tiles >= kWinogradTiles;
+}
 
 }  // namespace
 
@@ -274,7 +293,11 @@ struct ConvWorkspace {
     // `pack_input`: the image is gathered (a strided view, or float16 widened); `accumulator`: the output's type
     // is not the compute type, so GEMMs accumulate apart.
     ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
-                  bool accumulator, const DirectPlan& direct = {}) {
+                  bool accumulator, const DirectPlan& direct = {}, const WinogradPlan& winograd = {}) {
+        if (winograd) {
+            total = winograd.workspace_elements(g);
+            return;
+        }
         if (direct) {  // the filter in the direct layout, the padded image, one band's accumulators
             input = (direct.filter_elements(g) + 15) / 16 * 16;  // the planes from a cache line
             col = input + direct.input_elements(g);
@@ -610,9 +633,11 @@ public:
           element_size_(type_ == DataType::Float64 ? 8 : 4),
           filter_elements_(node.inputs[1]->desc.element_count()),
           input_packed_(type_ != DataType::Float16 && image_packed(node.inputs[0]->desc)),
-          direct_(geometry_, type_),
+          winograd_(geometry_, type_ == DataType::Float32, winograd_pays),
+          direct_(winograd_ ? DirectPlan() : DirectPlan(geometry_, type_)),
           // the filter's place is kept for filters bound at dispatch (settled before initialize says which)
-          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16, direct_) {}
+          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16, direct_,
+                     winograd_) {}
 
     uint64_t workspace_size() const override { return workspace_.total * element_size_; }
     uint64_t persistent_size() const override { return packed_filter_.size(); }
@@ -622,6 +647,13 @@ public:
         const TensorArg& w = constants[1];
         if (!w) return;
         visit_float([&]<class T, class C>() {
+            if (winograd_) {
+                std::vector<float> taps(filter_elements_);
+                packed_filter_.resize(winograd_.filter_elements(geometry_) * sizeof(float));
+                pack_filter<T, float>(w.as<T>(), geometry_, taps.data(), [](T v, uint32_t) { return float(v); });
+                return winograd_filter(taps.data(), geometry_, winograd_,
+                                       reinterpret_cast<float*>(packed_filter_.data()));
+            }
             if (direct_) {
                 packed_filter_.resize(direct_.filter_elements(geometry_) * sizeof(float));
                 return pack_direct_filter<T>(w.as<T>(), geometry_, direct_, reinterpret_cast<float*>(packed_filter_.data()));
@@ -739,6 +771,18 @@ private:
             const int64_t stride = bias.desc->effective_strides()[1];
             for (int64_t m = 0; m < g.out_channels; ++m) bias_values[m] = C(bias.as<T>()[m * stride]);
         }
+        if constexpr (std::is_same_v<T, float>)
+            if (winograd_) {
+                const float* filter = reinterpret_cast<const float*>(packed_filter_.data());
+                if (packed_filter_.empty()) {  // the taps after the transformed filter's place
+                    float* taps = ws + winograd_.filter_elements(g);
+                    pack_filter<T, float>(w.as<T>(), g, taps, widen);
+                    winograd_filter(taps, g, winograd_, ws);
+                    filter = ws;
+                }
+                return run_winograd(g, winograd_, desc_.fused, x.as<T>(), filter, bias_values.data(), y.as<T>(), ws,
+                                    args.pool);
+            }
         if constexpr (std::is_same_v<C, float>)
             if (direct_) return run_direct<T>(args, bias_values.data());
         const C* filter = reinterpret_cast<const C*>(packed_filter_.data());
@@ -768,7 +812,8 @@ private:
     DataType type_;
     uint64_t element_size_, filter_elements_;
     bool input_packed_;  // the input's images are read where they lie
-    DirectPlan direct_;  // empty unless the direct kernel runs this convolution
+    WinogradPlan winograd_;  // empty unless Winograd runs this convolution
+    DirectPlan direct_;      // empty unless the direct kernel runs this convolution
     ConvWorkspace workspace_;
     std::vector<std::byte> packed_filter_;  // a weight filter in pack_filter's layout; empty when bound at dispatch
 };

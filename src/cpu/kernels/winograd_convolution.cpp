@@ -1,0 +1,272 @@
+#include "winograd_convolution.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../../platform/platform.h"
+#include "vector_math.h"
+
+namespace dml::cpu {
+
+namespace {
+
+using Plan = WinogradPlan;
+
+// The one-dimensional transforms of F(2, 3) (Lavin and Gray, 2015), M = 2 outputs of a tile from N = 4 inputs:
+// B^T of the input, A^T of the products, G of the filter (in double, at initialize). Their two-dimensional forms
+// apply them to the rows, then to the columns: P = N x N points a tile.
+constexpr int64_t M = Plan::kOut, N = Plan::kIn, P = Plan::kPoints;
+
+template <class X>
+[[gnu::always_inline]] inline void input_1d(const X* d, int64_t s, X* v, int64_t t) {
+    v[0] = d[0] - d[2 * s], v[t] = d[s] + d[2 * s], v[2 * t] = d[2 * s] - d[s], v[3 * t] = d[s] - d[3 * s];
+}
+template <class X>
+[[gnu::always_inline]] inline void output_1d(const X* m, int64_t s, X* y, int64_t t) {
+    y[0] = m[0] + m[s] + m[2 * s], y[t] = m[s] - m[2 * s] - m[3 * s];
+}
+inline void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
+    u[0] = g[0], u[t] = (g[0] + g[s] + g[2 * s]) / 2, u[2 * t] = (g[0] - g[s] + g[2 * s]) / 2, u[3 * t] = g[2 * s];
+}
+
+// The padded input and the output rows lie split by phases of the tile's step M, as a strided convolution's
+// input does in the direct kernel's bands (convolution.cpp): phase b of a row holds its columns b, b + M, ..., so
+// that tile t reads and writes each phase at t plus a fixed offset, vectors of consecutive tiles with no
+// permutation.
+
+// The transforms take the tiles kGroup (16) at a time, each step a loop over their lanes, which the compiler turns
+// into vector instructions; the last group's lanes past `count` read and write the padding that PartLayout leaves
+// for them (their values unused).
+constexpr int64_t kGroup = 16;
+
+// `count` tiles from the phases of N padded input rows (row i's phase b at ph + (i * M + b) * pitch): point k of
+// tile t to v[k * points + t].
+[[gnu::always_inline]] inline void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v,
+                                               int64_t points, int64_t count) {
+    for (int64_t t = 0; t < count; t += kGroup) {
+        float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
+        for (int64_t i = 0; i < N; ++i) {  // row i: h[j * N + i], its transform j
+#pragma GCC unroll 16
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t l = 0; l < kGroup; ++l) d[j][l] = ph[(i * M + j % M) * pitch + t + j / M + l];
+            for (int64_t l = 0; l < kGroup; ++l) input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
+        }
+        for (int64_t j = 0; j < N; ++j) {  // column j: points (a, j)
+            for (int64_t l = 0; l < kGroup; ++l) input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
+#pragma GCC unroll 16
+            for (int64_t a = 0; a < N; ++a)
+                for (int64_t l = 0; l < kGroup; ++l) v[(a * N + j) * points + t + l] = o[a][l];
+        }
+    }
+}
+
+// `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into the phases
+// of M output rows (row a's phase b at ph + (a * M + b) * pitch).
+template <ActivationFunction A>
+[[gnu::always_inline]] inline void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points,
+                                                float bias, float* __restrict ph, int64_t pitch, int64_t count) {
+    for (int64_t t = 0; t < count; t += kGroup) {
+        float s[N][kGroup], h[M * N][kGroup], y[M][kGroup];
+        for (int64_t i = 0; i < N; ++i) {  // row i of points: h[b * N + i], its output column b
+#pragma GCC unroll 16
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t l = 0; l < kGroup; ++l) s[j][l] = m[(i * N + j) * points + t + l];
+            for (int64_t l = 0; l < kGroup; ++l) output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
+        }
+        for (int64_t b = 0; b < M; ++b) {  // output column b: rows a
+            for (int64_t l = 0; l < kGroup; ++l) output_1d(&h[b * N][l], kGroup, &y[0][l], kGroup);
+#pragma GCC unroll 16
+            for (int64_t a = 0; a < M; ++a)
+                for (int64_t l = 0; l < kGroup; ++l) ph[(a * M + b) * pitch + t + l] = activate<A>(f, y[a][l] + bias);
+        }
+    }
+}
+
+// An output row of `columns` from its M phases (phase b at ph + b * pitch).
+[[gnu::always_inline]] inline void interleave(const float* __restrict ph, int64_t pitch, float* __restrict out,
+                                              int64_t columns) {
+    int64_t t = 0;
+    for (; M * t + M <= columns; ++t)
+#pragma GCC unroll 16
+        for (int64_t b = 0; b < M; ++b) out[M * t + b] = ph[b * pitch + t];
+    for (int64_t b = 0; M * t + b < columns; ++b) out[M * t + b] = ph[b * pitch + t];
+}
+
+// A block's tiles [t0, t0 + count), counted over rows of `row` tiles (WinogradPlan::row: each row's tiles and one
+// whose reads run into the next row's and whose outputs are dropped, as the direct kernel's positions run over
+// padded rows), so that the transforms take a block's tiles 16 at a time whatever the image's width; each step
+// takes the block over all the channels, so that its bookkeeping and calls are a block's, not a block's a channel.
+struct Tiles {
+    int64_t t0, count, row;
+    int64_t first_row() const { return t0 / row; }
+    int64_t end_row() const { return (t0 + count - 1) / row + 1; }
+};
+
+// The input transform of a block, each input channel's padded rows split by phases into ph (N x M rows of `pitch`,
+// each the block's tile rows one after the other; its rows past the image stay zero, as the whole of ph starts),
+// then transformed into v (point k of channel c at v[k * points + c * channel]).
+DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, const Tiles& r, float* __restrict ph,
+                                   int64_t pitch, float* __restrict v, int64_t channel, int64_t points) {
+    const int64_t xs = g.x_stride[4], y0 = r.first_row(), y1 = r.end_row();
+    // phase b's entry u (of a tile row's r.row) holds input column M * u + b - pad: inside the image for [u0, u1)
+    int64_t u0[M], u1[M];
+    for (int64_t b = 0; b < M; ++b) {
+        u0[b] = std::min((g.pad[2] - b + M - 1) / M, r.row);
+        u1[b] = std::clamp((g.in[2] + g.pad[2] - b + M - 1) / M, u0[b], r.row);
+    }
+    std::fill(ph, ph + N * M * pitch, 0.0f);
+    for (int64_t c = 0; c < g.in_channels; ++c) {
+        const float* plane = image + c * g.x_stride[1];
+        for (int64_t ty = y0; ty < y1; ++ty) {
+            // the entries the block's tiles of this row read: theirs and the next one's (N - M <= M columns)
+            const int64_t first = std::max(r.t0 - ty * r.row, int64_t(0));
+            const int64_t last = std::min(r.t0 + r.count - ty * r.row, r.row - 1) + 1;
+            for (int64_t i = 0; i < N; ++i) {
+                const int64_t iy = M * ty + i - g.pad[1];
+                if (iy < 0 || iy >= g.in[1]) continue;
+                for (int64_t b = 0; b < M; ++b) {
+                    float* out = ph + (i * M + b) * pitch + (ty - y0) * r.row;
+                    const float* src = plane + iy * g.x_stride[3] + (b - g.pad[2]) * xs;
+                    const int64_t begin = std::max(u0[b], first), end = std::min(u1[b], last);
+                    if (xs == 1)
+                        for (int64_t u = begin; u < end; ++u) out[u] = src[M * u];
+                    else
+                        for (int64_t u = begin; u < end; ++u) out[u] = src[M * u * xs];
+                }
+            }
+        }
+        input_tiles(ph + (r.t0 - y0 * r.row), pitch, v + c * channel, points, r.count);
+    }
+}
+
+// The output transform of a block, each output channel m from its products (point k at products[k * points + m *
+// block]), act(y + bias[m]) through the phases ph into the image's output rows.
+template <ActivationFunction A>
+DML_VECTOR_CLONES void output_block(const ConvGeometry& g, const FusedActivation& f, const float* __restrict products,
+                                    int64_t block, int64_t points, const float* bias, const Tiles& r,
+                                    float* __restrict ph, int64_t pitch, float* __restrict image) {
+    const int64_t O = g.out[1] * g.out[2], tiles_x = r.row - 1;
+    for (int64_t m = 0; m < g.out_channels; ++m) {
+        output_tiles<A>(f, products + m * block, points, bias[m], ph, pitch, r.count);
+        for (int64_t ty = r.first_row(); ty < r.end_row(); ++ty) {
+            // the block's tiles of this row, and their output columns
+            const int64_t a0 = std::max(r.t0, ty * r.row), a1 = std::min(r.t0 + r.count, ty * r.row + tiles_x);
+            if (a1 <= a0) continue;
+            const int64_t x0 = M * (a0 - ty * r.row), columns = std::min(M * (a1 - a0), g.out[2] - x0);
+            for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a)
+                interleave(ph + a * M * pitch + (a0 - r.t0), pitch, image + m * O + (M * ty + a) * g.out[2] + x0,
+                           columns);
+        }
+    }
+}
+
+// The floats of one part: the block's transformed input [P][in_channels][in_channel], its products
+// [P][padded_out][block], the phases of N padded input rows and of M output rows, `pitch` floats each (the block's
+// tile rows, and the lanes the transforms' last group reads and writes past them).
+struct PartLayout {
+    int64_t pitch, in_channel, in_point, out_point, input, products, rows, out_rows, total;
+    PartLayout(const ConvGeometry& g, const Plan& p) {
+        pitch = ((p.block + p.row - 1) / p.row + 1) * p.row + 2 * kGroup;
+        in_channel = p.block + kGroup;  // a channel's block and the lanes the input transform's last group writes
+        // a point's floats a group of lanes (64 bytes) past its channels': room for the lanes the output
+        // transform's last group reads, and the transforms' 16 streams of a tile's points would otherwise fall in
+        // one set of the first-level cache where a point's size is a power of two times a few kilobytes
+        in_point = g.in_channels * in_channel + kGroup, out_point = p.padded_out * p.block + kGroup;
+        input = 0;
+        products = input + P * in_point;
+        rows = products + P * out_point;
+        out_rows = rows + N * M * pitch;
+        total = out_rows + M * M * pitch;
+    }
+};
+
+uint64_t taps_elements(const ConvGeometry& g) { return uint64_t(g.out_channels * g.in_channels * 9); }
+
+}  // namespace
+
+void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst) {
+    const int64_t C = g.in_channels, mr = p.tile->block_channels;
+    std::fill(dst, dst + p.filter_elements(g), 0.0f);
+    for (int64_t m = 0; m < g.out_channels; ++m)
+        for (int64_t c = 0; c < C; ++c) {
+            const float* w = taps + (m * C + c) * 9;
+            double d[9], h[N * 3], u[P];
+            std::copy(w, w + 9, d);
+            for (int64_t j = 0; j < 3; ++j) filter_1d(d + j, 3, h + j, 3);  // columns: h[i][j]
+            for (int64_t i = 0; i < N; ++i) filter_1d(h + i * 3, 1, u + i * N, 1);
+            // point k: [k][channel block][input channel][mr], the direct kernel's filter of one tap
+            for (int64_t k = 0; k < P; ++k)
+                dst[((k * (p.padded_out / mr) + m / mr) * C + c) * mr + m % mr] = float(u[k]);
+        }
+}
+
+void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
+                  const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool) {
+    const PartLayout L(g, p);
+    float* parts = workspace + (p.filter_elements(g) + taps_elements(g) + 15) / 16 * 16;
+    const int64_t C = g.in_channels, K = g.out_channels, tiles = p.row * p.tiles_y;
+    const int64_t blocks = (tiles + p.block - 1) / p.block, O = g.out[1] * g.out[2];
+    const int64_t tap_offset = 0;
+    void (*output)(const ConvGeometry&, const FusedActivation&, const float*, int64_t, int64_t, const float*,
+                   const Tiles&, float*, int64_t, float*) = nullptr;
+    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_block<A>; });
+    // Block b of image n on part q's workspace.
+    auto run_block = [&](int64_t n, int64_t b, float* ws) {
+        const int64_t t0 = b * p.block, count = std::min(p.block, tiles - t0);
+        const Tiles r{t0, count, p.row};
+        float* v = ws + L.input;
+        float* products = ws + L.products;
+        float* rows = ws + L.rows;
+        float* out_rows = ws + L.out_rows;
+        const float* image = x + n * g.x_stride[0];
+        input_block(g, image, r, rows, L.pitch, v, L.in_channel, L.in_point);
+        // zeros past the block's last tile: the tiles' last vectors read them
+        if (count < p.block)
+            for (int64_t k = 0; k < P; ++k)
+                for (int64_t c = 0; c < C; ++c)
+                    std::fill_n(v + k * L.in_point + c * L.in_channel + count, p.block - count, 0.0f);
+        // the products: point k's pointwise convolution on the direct kernel's tile
+        const int64_t items = p.padded_out / p.tile->block_channels *
+                              ((count + p.tile->block_positions - 1) / p.tile->block_positions);
+        for (int64_t k = 0; k < P; ++k) {
+            DirectConvolution a{v + k * L.in_point, L.in_channel, filter + k * p.padded_out * C, &tap_offset, C, 1,
+                                K, 0, count, products + k * L.out_point, p.block};
+            p.tile->run(a, 0, size_t(items));
+        }
+        // the output transform, bias and activation, into the output's rows
+        output(g, fused, products, p.block, L.out_point, bias, r, out_rows, L.pitch, y + n * K * O);
+    };
+    const int64_t jobs = g.batch * blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
+    pool.parallel_for(size_t(threads), 1, [&](size_t begin, size_t end) {
+        for (size_t q = begin; q < end; ++q)
+            for (int64_t j = int64_t(q); j < jobs; j += threads) run_block(j / blocks, j % blocks, parts + q * L.total);
+    });
+}
+
+WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&)) {
+    const DirectKernel* k = direct_kernel();
+    const bool eligible = k && float32 && g.forward && g.groups == 1 && g.in[0] == 1 && g.kernel[0] == 1 &&
+                          g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride[1] == 1 && g.stride[2] == 1 &&
+                          g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 && g.out[1] > 0 && g.out[2] > 0;
+    if (!eligible || !pays(g)) return;
+    auto padded = [&](const DirectTile& t) {
+        return (g.out_channels + t.block_channels - 1) / t.block_channels * t.block_channels;
+    };
+    for (const DirectTile& t : k->tiles)
+        if (!t.lanes && (!tile || padded(t) < padded(*tile))) tile = &t;
+    padded_out = padded(*tile);
+    tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + 1;
+    // a block's input and products in half the second-level cache, in whole position blocks of the tile
+    const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
+    const int64_t bp = tile->block_positions, tiles = row * tiles_y;
+    const int64_t fit = budget / int64_t(sizeof(float) * P * (g.in_channels + padded_out)) / bp * bp;
+    block = std::clamp(fit, bp, (tiles + bp - 1) / bp * bp);
+    parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
+}
+
+uint64_t WinogradPlan::workspace_elements(const ConvGeometry& g) const {
+    return (filter_elements(g) + taps_elements(g) + 15) / 16 * 16 + uint64_t(parts * PartLayout(g, *this).total);
+}
+
+
+}  // namespace dml::cpu

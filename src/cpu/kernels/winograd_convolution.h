@@ -1,0 +1,46 @@
+// Winograd F(2x2, 3x3) for float 3x3 convolutions of stride 1 and dilation 1 (one group): each 2x2 block of
+// outputs from a 4x4 block of input by 16 products a channel pair instead of the direct kernel's 36, 2.25x fewer
+// multiply-adds. The image is cut into blocks of tiles small enough that a block's transformed input and its
+// products stay in the second-level cache: the input transform (B^T d B) of a block, then its 16 products as 16
+// pointwise convolutions on the direct kernel's register tiles (the filter transformed, G g G^T, in their layout),
+// then the output transform (A^T m A) with the bias and the fused activation, stored into the output's rows.
+#pragma once
+#include <cstdint>
+
+#include "../../core/ops/activation.h"
+#include "../../executor/conv_geometry.h"
+#include "../thread_pool.h"
+#include "direct_convolution.h"
+
+namespace dml::cpu {
+
+struct WinogradPlan {
+    static constexpr int64_t kOut = 2, kIn = 4, kPoints = kIn * kIn;  // a tile's outputs and inputs a side
+    const DirectTile* tile = nullptr;    // the products' register tile
+    int64_t tiles_x = 0, tiles_y = 0;    // tiles of an image
+    int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and one dropped
+    int64_t block = 0;                   // tiles a block (whole position blocks of `tile`)
+    int64_t padded_out = 0;              // output channels in whole blocks of the tile
+    int64_t parts = 0;                   // blocks in flight at once, each with its own workspace
+
+    WinogradPlan() = default;
+    // Empty unless the convolution is one Winograd takes (2-D, float32, 3x3, stride and dilation 1, one group, a
+    // direct kernel for the products) and pays for (convolution.cpp's rule, `pays`).
+    WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&));
+    explicit operator bool() const { return tile != nullptr; }
+
+    uint64_t filter_elements(const ConvGeometry& g) const { return uint64_t(kPoints * padded_out * g.in_channels); }
+    // The workspace: the transformed filter where bound at dispatch, its taps gathered, and each part's block.
+    uint64_t workspace_elements(const ConvGeometry& g) const;
+};
+
+// The transformed filter, in the plan's layout, from taps [out_channels][in_channels][3 x 3] (in the order the
+// input is read: flipped where the convolution flips).
+void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst);
+
+// The images of x (strided as g says) into y (packed [batch][out_channels][rows][columns]): filter the plan's
+// layout, bias one value an output channel, workspace the plan's workspace_elements (past the filter's part).
+void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
+                  const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool);
+
+}  // namespace dml::cpu
