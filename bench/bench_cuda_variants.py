@@ -130,18 +130,23 @@ for N, C, H, W in [] if "gnh" not in only else [(1, 128, 1024, 1024), (1, 512, 2
         print(f"  held on chip T{T} act{act} {bps} blocks/SM, {ring}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
               f"{three / tm:.2f}x three passes  err {err:.3g}")
 
-lib.gn_cluster.argtypes = [I, I, I, I, P, P, P, P, I, I, I, I, P, P]
-for N, C, H, W in [] if "gnc" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
-                                                 (2, 320, 64, 64), (2, 640, 32, 32)]:
-    G = 32
+def group_norm_sections(N, C, H, W, G=32):
+    """group_norm_case (halves offset) with the swish reference too and the three passes' time (T128 K2; nan where
+    they do not run), after printing both against torch's."""
     x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
-    refs = [ref, F.silu(ref)]
     ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
     args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
             H * W, st)
     three = t(lambda: lib.gn(*args)) if lib.gn(*args) == 0 else float("nan")
     print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.2f} MiB a group): torch {gb / tt:.0f} GB/s, "
           f"three passes (T128 K2) {gb / three:.0f} GB/s")
+    return x, s, b, y, gb, [ref, F.silu(ref)], tt, three, ws
+
+lib.gn_cluster.argtypes = [I, I, I, I, P, P, P, P, I, I, I, I, P, P]
+for N, C, H, W in [] if "gnc" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
+                                                 (2, 320, 64, 64), (2, 640, 32, 32)]:
+    G = 32
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
     q = ctypes.c_int(0)
     for T, act, cs, kb in [(256, 0, 16, 200), (256, 0, 16, 100), (256, 0, 8, 200), (256, 0, 8, 100), (256, 0, 4, 200),
                            (256, 0, 2, 200), (256, 0, 1, 200), (512, 0, 16, 200), (512, 0, 8, 200), (512, 0, 16, 100),
@@ -161,14 +166,7 @@ lib.gn_through_l2.argtypes = [I, I, I, I, I, I, P, P, P, P, P, I, I, I, I, P]
 for N, C, H, W in [] if "gnl" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
                                                  (2, 320, 64, 64)]:
     G = 32
-    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
-    refs = [ref, F.silu(ref)]
-    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
-    args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
-            H * W, st)
-    three = t(lambda: lib.gn(*args)) if lib.gn(*args) == 0 else float("nan")
-    print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.2f} MiB a group): torch {gb / tt:.0f} GB/s, "
-          f"three passes (T128 K2) {gb / three:.0f} GB/s")
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
     wsl = torch.zeros(N * G * (sm_count * 4 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
     for T, mv, hint, act, bps, kb in [(256, 8, 0, 0, 2, 8192), (256, 8, 1, 0, 2, 8192), (256, 8, 1, 0, 2, 4096),
                                       (256, 8, 1, 0, 2, 16384), (256, 8, 1, 0, 4, 8192), (256, 8, 1, 0, 1, 8192),
@@ -189,12 +187,8 @@ for N, C, H, W in [] if "gnl" not in only else [(1, 128, 1024, 1024), (1, 512, 2
 lib.gn_tail.argtypes = [I, I, I, P, P, P, P, P, I, I, I, P]
 for N, C, H, W in [] if "gnt" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512)]:
     G = 32
-    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
-    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
-    args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
-            H * W, st)
-    three = t(lambda: lib.gn(*args))
-    print(f"group norm [{N},{C},{H},{W}]: torch {gb / tt:.0f} GB/s, three passes (T128 K2) {gb / three:.0f} GB/s")
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
+    ref = refs[0]
     for T, K in [(128, 2), (128, 4), (256, 2)]:
         for kb in (0, 8192, 16384, 24576, 32768, 40960):
             args = (T, K, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,

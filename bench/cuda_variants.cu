@@ -315,15 +315,14 @@ struct GnArgs {
   int items;                      // chunks a group
 };
 template <int T, int K, int HINT>
-__device__ __forceinline__ void gn_item(const GnArgs& a, int item, bool apply) {
+__device__ __forceinline__ void gn_item(const GnArgs& a, int item, bool apply, uint64_t read, uint64_t write) {
   constexpr int E = T * K * 8;
   __shared__ float sh[T / 32];
   const int group = item / a.items, chan_ = (item % a.items) / (a.hw / E);
   const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
   V8 v[K];
-  const uint64_t pol = HINT ? policy(!apply) : 0;
 #pragma unroll
-  for (int k = 0; k < K; ++k) v[k] = HINT ? ld_hint(xv + threadIdx.x + k * T, pol) : xv[threadIdx.x + k * T];
+  for (int k = 0; k < K; ++k) v[k] = HINT ? ld_hint(xv + threadIdx.x + k * T, read) : xv[threadIdx.x + k * T];
   if (!apply) {
     const float2 st = held_stats<T, K>(v, E, sh);
     if (threadIdx.x == 0) a.partials[item] = {float(E), st.x, st.y};
@@ -342,7 +341,7 @@ __device__ __forceinline__ void gn_item(const GnArgs& a, int item, bool apply) {
       float2 f = __half22float2(v[k].h[j]);
       o.h[j] = __floats2half2_rn(fmaf(f.x, sc, bi), fmaf(f.y, sc, bi));
     }
-    if (HINT) st_hint(yv + threadIdx.x + k * T, o, pol);
+    if (HINT) st_hint(yv + threadIdx.x + k * T, o, write);
     else yv[threadIdx.x + k * T] = o;
   }
 }
@@ -355,7 +354,8 @@ __global__ void __launch_bounds__(T) gn_pass(GnArgs a, int a0, int na, int p0, i
   if (b < both) apply = (b & 1) == 0, item = (apply ? a0 : p0) + b / 2;
   else if (na > np) apply = true, item = a0 + (b - both) / 1 + both / 2;
   else apply = false, item = p0 + (b - both) + both / 2;
-  gn_item<T, K, HINT>(a, item, apply);
+  const uint64_t pol = HINT ? policy(!apply) : 0;
+  gn_item<T, K, HINT>(a, item, apply, pol, pol);
 }
 // The Chan combine of one Stat a thread over a block of T threads; every thread gets the total.
 template <int T>
@@ -413,6 +413,45 @@ extern "C" int gn(int t, int k, int hint, int slab, const __half* x, const __hal
 }
 extern "C" int l2_bytes() { int d, n; cudaGetDevice(&d); cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, d); return n; }
 
+// A vector's group norm outputs v * sc + bi (the coefficients of its channel); ACT 1: their swish.
+template <int ACT>
+__device__ __forceinline__ V8 gn_out(const V8& v, float sc, float bi) {
+  V8 o;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float2 f = __half22float2(v.h[j]);
+    float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
+    if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
+    o.h[j] = __floats2half2_rn(z0, z1);
+  }
+  return o;
+}
+
+// The sum of this thread's elements of the n vectors buf[i * T + threadIdx.x], and their squared deviations from m.
+template <int T>
+__device__ __forceinline__ float held_sum(const V8* buf, int n) {
+  float sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const V8 v = buf[i * T + threadIdx.x];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v.h[j]); sum += f.x + f.y; }
+  }
+  return sum;
+}
+template <int T>
+__device__ __forceinline__ float held_squares(const V8* buf, int n, float m) {
+  float sq = 0;
+  for (int i = 0; i < n; ++i) {
+    const V8 v = buf[i * T + threadIdx.x];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float2 f = __half22float2(v.h[j]);
+      sq += (f.x - m) * (f.x - m) + (f.y - m) * (f.y - m);
+    }
+  }
+  return sq;
+}
+
 // --- run O: group norm held on chip ---------------------------------------------------------------------------------
 
 // Group norm whose groups pass through shared memory once: a grid that the GPU holds at once (a cooperative launch)
@@ -451,23 +490,10 @@ __global__ void __launch_bounds__(T) gn_chip(GnArgs a, int groups, int per_image
     if (g >= groups) return;
     const V8* v8 = buffer(g);
     if (mine) wait_parity(&bar[g % S], uint32_t(g / S) & 1u);
-    float sum = 0;
-    for (int i = 0; i < mine; ++i) {
-      const V8 v = v8[i * T + threadIdx.x];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v.h[j]); sum += f.x + f.y; }
-    }
+    const float sum = held_sum<T>(v8, mine);
     const float n = float(mine) * E;
     const float mean = mine ? block_sum<T>(sum, sh) / n : 0.f;
-    float sq = 0;
-    for (int i = 0; i < mine; ++i) {
-      const V8 v = v8[i * T + threadIdx.x];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v.h[j]);
-        sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
-      }
-    }
+    float sq = held_squares<T>(v8, mine, mean);
     if (mine) sq = block_sum<T>(sq, sh);
     if (threadIdx.x == 0) {
       a.partials[uint64_t(g) * P + b] = {n, mean, sq};
@@ -508,14 +534,7 @@ __global__ void __launch_bounds__(T) gn_chip(GnArgs a, int groups, int per_image
       const int c = c0 + chunk / (a.hw / E);
       const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
       const V8 v = v8[i * T + threadIdx.x];
-      V8 o;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v.h[j]);
-        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
-        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
-        o.h[j] = __floats2half2_rn(z0, z1);
-      }
+      const V8 o = gn_out<ACT>(v, sc, bi);
       reinterpret_cast<V8*>(a.y + g * group_elems + uint64_t(chunk) * E)[threadIdx.x] = o;
     }
     __syncthreads();  // group g's buffer is free for group g + S
@@ -608,23 +627,8 @@ __global__ void __launch_bounds__(T) gn_clu(GnArgs a, int groups, int per_image,
       st = chan(st, vec_stat(reinterpret_cast<const V8*>(xg + uint64_t(r + i * C) * E)[threadIdx.x]));
     if (hold) {
       wait_parity(&bar, uint32_t(it) & 1u);
-      float sum = 0;
-      for (int i = 0; i < hold; ++i) {
-        const V8 v = buf[i * T + threadIdx.x];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v.h[j]); sum += f.x + f.y; }
-      }
-      const float n = float(hold) * 8, mean = sum / n;
-      float sq = 0;
-      for (int i = 0; i < hold; ++i) {
-        const V8 v = buf[i * T + threadIdx.x];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          float2 f = __half22float2(v.h[j]);
-          sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
-        }
-      }
-      st = chan(st, Stat{n, mean, sq});
+      const float n = float(hold) * 8, mean = held_sum<T>(buf, hold) / n;
+      st = chan(st, Stat{n, mean, held_squares<T>(buf, hold, mean)});
     }
     st = block_chan<T>(st, shs);
     if (threadIdx.x == 0) part[it & 1] = st;
@@ -646,14 +650,7 @@ __global__ void __launch_bounds__(T) gn_clu(GnArgs a, int groups, int per_image,
       const int c = c0 + chunk / (a.hw / E);
       const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
       const V8 v = i < hold ? buf[i * T + threadIdx.x] : reinterpret_cast<const V8*>(xg + uint64_t(chunk) * E)[threadIdx.x];
-      V8 o;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v.h[j]);
-        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
-        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
-        o.h[j] = __floats2half2_rn(z0, z1);
-      }
+      const V8 o = gn_out<ACT>(v, sc, bi);
       reinterpret_cast<V8*>(a.y + g * group_elems + uint64_t(chunk) * E)[threadIdx.x] = o;
     }
     __syncthreads();  // the buffer is free for the next group's copies
@@ -777,14 +774,7 @@ __global__ void __launch_bounds__(T) gn_l2(GnArgs a, int groups, int per_image, 
       const int c = g % per_image * a.cpg + (j - gl * a.items) / (a.hw / E);
       const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
       const V8 v = HINT ? ld_hint(xs + uint64_t(j) * T + threadIdx.x, drop) : xs[uint64_t(j) * T + threadIdx.x];
-      V8 o;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float2 f = __half22float2(v.h[q]);
-        float z0 = fmaf(f.x, sc, bi), z1 = fmaf(f.y, sc, bi);
-        if (ACT) z0 = __fdividef(z0, 1.f + __expf(-z0)), z1 = __fdividef(z1, 1.f + __expf(-z1));
-        o.h[q] = __floats2half2_rn(z0, z1);
-      }
+      const V8 o = gn_out<ACT>(v, sc, bi);
       if (HINT) st_hint(ys + uint64_t(j) * T + threadIdx.x, o, drop);
       else ys[uint64_t(j) * T + threadIdx.x] = o;
     }
@@ -830,36 +820,8 @@ extern "C" int gn_through_l2(int t, int maxv, int hint, int act, int bps, int sl
 // so that the outputs' first reads find those chunks in L2.
 template <int T, int K>
 __global__ void __launch_bounds__(T) gn_tail_pass(GnArgs a, int total, int keep, bool apply) {
-  constexpr int E = T * K * 8;
-  __shared__ float sh[T / 32];
   const int item = apply ? total - 1 - int(blockIdx.x) : int(blockIdx.x);
-  const uint64_t pol = policy(!apply && item >= total - keep);
-  const uint64_t drop = policy(false);
-  const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
-  V8 v[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k) v[k] = ld_hint(xv + threadIdx.x + k * T, pol);
-  if (!apply) {
-    const float2 st = held_stats<T, K>(v, E, sh);
-    if (threadIdx.x == 0) a.partials[item] = {float(E), st.x, st.y};
-    return;
-  }
-  const int group = item / a.items, chan_ = (item % a.items) / (a.hw / E);
-  const Stat t = a.totals[group];
-  const int c = group * a.cpg + chan_;
-  const float rstd = rsqrtf(t.q / t.n + 1e-5f);
-  const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - t.m * sc;
-  V8* yv = reinterpret_cast<V8*>(a.y + uint64_t(item) * E);
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    V8 o;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float2 f = __half22float2(v[k].h[j]);
-      o.h[j] = __floats2half2_rn(fmaf(f.x, sc, bi), fmaf(f.y, sc, bi));
-    }
-    st_hint(yv + threadIdx.x + k * T, o, drop);
-  }
+  gn_item<T, K, 1>(a, item, apply, policy(!apply && item >= total - keep), policy(false));
 }
 extern "C" int gn_tail(int t, int k, int keep_kb, const __half* x, const __half* s, const __half* b, __half* y, void* ws,
                        int groups, int cpg, int hw, cudaStream_t st) {
