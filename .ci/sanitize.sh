@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${1:-build-asan}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac  # relative to the checkout, or absolute
 IMPORT=/tmp/dml-$(basename "$BUILD")  # a private package directory: the sanitized module beside the sources
 JOBS=$(nproc)
 
@@ -30,7 +31,7 @@ if compgen -G "directml/_core*.so" > /dev/null; then
 fi
 rm -rf "$IMPORT" && mkdir -p "$IMPORT/directml"
 ln -s "$ROOT"/directml/*.py "$ROOT/directml/py.typed" "$IMPORT/directml/"  # every module of the package
-ln -s "$ROOT/$BUILD"/_core*.so "$IMPORT/directml/"
+ln -s "$BUILD"/_core*.so "$IMPORT/directml/"
 
 # The interpreter is not instrumented: the ASan runtime (and the libstdc++ it intercepts) load first. Python's own
 # allocations at exit are not ours to judge, so leak detection is off; tests/test_leaks.py covers leaks.
