@@ -148,19 +148,13 @@ struct DirectPlan {
         kernel = k;
         depthwise = g.depthwise();
         const int64_t sy = g.stride[1], sx = g.stride[2];
-        auto padded = [&](const DirectTile& t) { return (g.group_out + t.block_channels - 1) / t.block_channels * t.block_channels; };
         // A lanes tile only where it measured faster (AVX2 on a 2-core EPYC, one thread, against the 4x3 tile):
         // 64 -> 64 channels 3x3 at 224x224 62 -> 52 ms, at 56x56 3.6 -> 3.2 ms, 128 -> 128 at 28x28 3.8 -> 3.3 ms;
         // it lost on 64 -> 32 at 224x224 (38 -> 44 ms), on 3 -> 64 of stride 2 (0.9 -> 2.6 ms) and on layers of
         // fewer than 512 channel-taps. It reads past its last position, so never in place.
         const bool lanes = !in_place && g.group_out % 64 == 0 && g.group_in * g.kernel[1] * g.kernel[2] >= 512 &&
                            g.out[1] * g.out[2] >= 784;
-        tile = &k->depthwise;
-        if (!depthwise) {
-            tile = nullptr;
-            for (const DirectTile& t : k->tiles)
-                if ((lanes || !t.lanes) && (!tile || padded(t) < padded(*tile))) tile = &t;
-        }
+        tile = depthwise ? &k->depthwise : &k->tile_for(g.group_out, lanes);
         if (in_place && !g.pointwise()) in_place = few_masked_products(g, *tile);
         // In place, a row is the input's. Otherwise phase b's row j holds padded column sx * j + b: zeros before
         // the input's columns, the input's, zeros after. A row is long enough for the input's columns and for the

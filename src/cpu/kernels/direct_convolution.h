@@ -60,6 +60,9 @@ struct DirectTile {
     // output channels in the vectors' lanes, the input broadcast (direct_convolution_body.h); it has no masked
     // tail, so it reads past the last position and never runs in place
     bool lanes;
+
+    // `channels` output channels rounded up to whole blocks of the tile.
+    int64_t padded(int64_t channels) const { return (channels + block_channels - 1) / block_channels * block_channels; }
 };
 
 struct DirectKernel {
@@ -77,6 +80,14 @@ struct DirectKernel {
     int64_t store_lanes;
     // Whether its position tiles take DirectConvolution::tap_masks (AVX-512's 16-lane masks).
     bool tap_masks;
+
+    // The first of `tiles` (lanes tiles only where `lanes`) that pads `channels` output channels least.
+    const DirectTile& tile_for(int64_t channels, bool lanes) const {
+        const DirectTile* best = nullptr;
+        for (const DirectTile& t : tiles)
+            if ((lanes || !t.lanes) && (!best || t.padded(channels) < best->padded(channels))) best = &t;
+        return *best;
+    }
 };
 
 // The fastest direct kernel this processor runs, or null (no AVX2 and FMA, or not an x86-64 build).

@@ -182,6 +182,11 @@ struct PartLayout {
 
 uint64_t taps_elements(const ConvGeometry& g) { return uint64_t(g.out_channels * g.in_channels * 9); }
 
+// Where the parts begin in the workspace: after the transformed filter and its taps, on a cache line.
+uint64_t parts_offset(const ConvGeometry& g, const Plan& p) {
+    return (p.filter_elements(g) + taps_elements(g) + 15) / 16 * 16;
+}
+
 }  // namespace
 
 void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst) {
@@ -203,7 +208,7 @@ void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPla
 void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
                   const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool) {
     const PartLayout L(g, p);
-    float* parts = workspace + (p.filter_elements(g) + taps_elements(g) + 15) / 16 * 16;
+    float* parts = workspace + parts_offset(g, p);
     const int64_t C = g.in_channels, K = g.out_channels, tiles = p.row * p.tiles_y;
     const int64_t blocks = (tiles + p.block - 1) / p.block, O = g.out[1] * g.out[2];
     const int64_t tap_offset = 0;
@@ -249,12 +254,8 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(con
                           g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride[1] == 1 && g.stride[2] == 1 &&
                           g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 && g.out[1] > 0 && g.out[2] > 0;
     if (!eligible || !pays(g)) return;
-    auto padded = [&](const DirectTile& t) {
-        return (g.out_channels + t.block_channels - 1) / t.block_channels * t.block_channels;
-    };
-    for (const DirectTile& t : k->tiles)
-        if (!t.lanes && (!tile || padded(t) < padded(*tile))) tile = &t;
-    padded_out = padded(*tile);
+    tile = &k->tile_for(g.out_channels, false);
+    padded_out = tile->padded(g.out_channels);
     tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + 1;
     // a block's input and products in half the second-level cache, in whole position blocks of the tile
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
@@ -265,8 +266,7 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(con
 }
 
 uint64_t WinogradPlan::workspace_elements(const ConvGeometry& g) const {
-    return (filter_elements(g) + taps_elements(g) + 15) / 16 * 16 + uint64_t(parts * PartLayout(g, *this).total);
+    return parts_offset(g, *this) + uint64_t(parts * PartLayout(g, *this).total);
 }
-
 
 }  // namespace dml::cpu
