@@ -1,9 +1,10 @@
 """CPU executor benchmarks, each against a named peer measured in the same run.
 
 Peers: NumPy (its OpenBLAS) and PyTorch CPU (oneDNN under its convolutions), when installed; each row compares
-with the faster of the two. Prints one row per case: our median time, the faster peer's, and the ratio peer/ours
-(above 1: we are faster); convolution rows add our compiled graph's temporary memory. Ours and the peers run
-interleaved (one call of each in turn, `repeat` rounds) so that a change in the machine's load touches all alike.
+with the faster of the two (chosen on rounds of its own). Prints one row per case: our median time, the faster
+peer's, and the ratio peer/ours (above 1: we are faster); convolution rows add our compiled graph's temporary
+memory. Ours and the peers run interleaved (one call of each in turn, `repeat` rounds) so that a change in the
+machine's load touches all alike.
 `--threads N` sets every side's thread count: ours (dml.Device(threads=)), PyTorch's (torch.set_num_threads) and
 NumPy's BLAS (threadpoolctl's threadpool_limits), so that no peer runs more threads than we do. With more than one
 thread, `--block N` runs N calls of one side in a row after a pause: NumPy's OpenBLAS threads spin for about 0.1 s
@@ -44,15 +45,18 @@ block = 1  # calls of one side in a row in compare() (--block)
 
 def interleaved_medians(fns, repeat, block=1):
     """{name: median seconds} of `repeat` calls of each in `fns`, each warmed up once, then timed in turn: `block`
-    calls of one, then `block` of the next, and so on. Blocks longer than one leave each side the cores: a peer whose
-    threads spin after its calls (OpenMP's, ONNX Runtime's) would take a core from the next side's, so each block
-    starts after a pause of BLOCK_PAUSE seconds in which they go to sleep, and BLOCK_WARMUP untimed calls (on this
-    VM the first calls after a pause run slow on every side)."""
+    calls of one, then `block` of the next, and so on, each round starting one side later than the last: a call runs
+    slower after one that filled the caches with other data, and a fixed order would charge that to one side. Blocks
+    longer than one leave each side the cores: a peer whose threads spin after its calls (OpenMP's, ONNX Runtime's)
+    would take a core from the next side's, so each block starts after a pause of BLOCK_PAUSE seconds in which they
+    go to sleep, and BLOCK_WARMUP untimed calls (on this VM the first calls after a pause run slow on every side)."""
     for fn in fns.values():
         fn()  # warm-up: first-dispatch allocations, thread start
     times = {name: [] for name in fns}
-    while any(len(ts) < repeat for ts in times.values()):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(-(-repeat // block)):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
             if block > 1:
                 time.sleep(BLOCK_PAUSE)
                 for _ in range(BLOCK_WARMUP):
@@ -75,17 +79,23 @@ def row(name, ours, peer_name, peer, note=""):
 
 
 def compare(name, repeat, ours, numpy_fn=None, torch_fn=None, note=""):
-    """One row: `ours` against the faster of NumPy and (when installed, under no_grad) PyTorch, interleaved."""
-    fns = {"ours": ours}
+    """One row: `ours` against the faster of NumPy and (when installed, under no_grad) PyTorch, interleaved. With two
+    peers the faster is chosen on rounds of its own before the timed ones: the smaller of two noisy medians reads
+    low, so the rounds that choose a peer would also bias the time it is compared by (against us, where the peers
+    are equally fast)."""
+    peers = {}
     if numpy_fn:
-        fns["numpy"] = numpy_fn
+        peers["numpy"] = numpy_fn
     if torch_fn and torch is not None:
-        fns["torch-cpu"] = torch_fn
-    if len(fns) == 1:
+        peers["torch-cpu"] = torch_fn
+    if not peers:
         return
     with torch.no_grad() if torch is not None else contextlib.nullcontext():
-        t = interleaved_medians(fns, repeat, block)
-    peer = min((k for k in t if k != "ours"), key=t.get)
+        if len(peers) > 1:
+            chosen = interleaved_medians(peers, max(3, repeat // 3), block)
+            peers = {k: peers[k] for k in [min(chosen, key=chosen.get)]}
+        t = interleaved_medians({"ours": ours, **peers}, repeat, block)
+    (peer,) = peers
     row(name, t["ours"], peer, t[peer], note)
 
 
