@@ -1,9 +1,9 @@
 """Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
-launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh gnc gnl gnt] (an NVIDIA GPU; default
-all; bench/README.md, runs K, N, O and P)."""
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh gnc gnl gnt gnp] (an NVIDIA GPU; default
+all; bench/README.md, runs K, N, O, P and Q)."""
 import ctypes, sys, torch, torch.nn.functional as F
 lib = ctypes.CDLL(sys.argv[1])
-only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh", "gnc", "gnl", "gnt"}
+only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh", "gnc", "gnl", "gnt", "gnp"}
 P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
 lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
 lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
@@ -103,32 +103,6 @@ for N, C, H, W in [] if "gn" not in only else [(1, 128, 1024, 1024), (1, 512, 25
                 print(f"  T{T} K{K} hint{hint} slab {slab} groups ({slab * group_mib:.0f} MiB): {gb / tm:.0f} GB/s "
                       f"{tt / tm:.2f}x  err {err:.3g}")
 
-lib.gn_held.argtypes = [I, I, I, I, P, P, P, P, P, I, I, I, I, P]
-sm_count = torch.cuda.get_device_properties(0).multi_processor_count
-for N, C, H, W in [] if "gnh" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
-                                                 (2, 256, 512, 512)]:
-    G = 32
-    x, s, b, y, gb, ref, tt = group_norm_case(N, C, H, W, G, offset_half=True)
-    refs = [ref, F.silu(ref)]
-    ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
-    args = (128, 2, 0, G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G, H * W, st)
-    three = t(lambda: lib.gn(*args)) if N == 1 else float("nan")
-    print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.1f} MiB a group): torch {gb / tt:.0f} GB/s, "
-          f"three passes (T128 K2) {gb / three:.0f} GB/s")
-    wsh = torch.zeros(N * G * (sm_count * 2 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
-    for T, act, bps, stages in [(256, 0, 1, 2), (256, 0, 1, 3), (256, 0, 1, 0), (256, 0, 2, 3), (256, 0, 2, 0),
-                                (128, 0, 2, 0), (512, 0, 1, 0), (256, 1, 1, 0), (256, 1, 2, 0)]:
-        args = (T, act, bps, stages, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsh.data_ptr(), N, G,
-                C // G, H * W, st)
-        y.zero_()
-        rc = lib.gn_held(*args)
-        ring = f"a ring of {stages}" if stages else "the largest ring"
-        if rc != 0: print(f"  T{T} act{act} {bps}/SM {ring}: not run ({rc})"); continue
-        torch.cuda.synchronize()
-        err = (y.float() - refs[act]).abs().max().item()
-        tm = t(lambda: lib.gn_held(*args))
-        print(f"  held on chip T{T} act{act} {bps} blocks/SM, {ring}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
-              f"{three / tm:.2f}x three passes  err {err:.3g}")
 
 def group_norm_sections(N, C, H, W, G=32):
     """group_norm_case (halves offset) with the swish reference too and the three passes' time (T128 K2; nan where
@@ -137,34 +111,54 @@ def group_norm_sections(N, C, H, W, G=32):
     ws = torch.empty(N * G * (C // G * H * W // 2048 + 1) * 3 + 64, dtype=torch.float32, device="cuda")
     args = (128, 2, 0, N * G, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
             H * W, st)
-    three = t(lambda: lib.gn(*args)) if lib.gn(*args) == 0 else float("nan")
+    three = t(lambda: lib.gn(*args)) if N == 1 and lib.gn(*args) == 0 else float("nan")  # gn takes one image
     print(f"group norm [{N},{C},{H},{W}] ({x.nbytes / N / G / 2**20:.2f} MiB a group): torch {gb / tt:.0f} GB/s, "
           f"three passes (T128 K2) {gb / three:.0f} GB/s")
     return x, s, b, y, gb, [ref, F.silu(ref)], tt, three, ws
 
+def candidate(label, fn, args, y, ref, gb, tt, three):
+    """One candidate's row: y zeroed, one call (a nonzero return code: not run), its error against ref, then its time,
+    GB/s and ratios to torch's time tt and the three passes' time."""
+    y.zero_()
+    rc = fn(*args)
+    if rc != 0:
+        print(f"  {label}: not run ({rc})")
+        return
+    torch.cuda.synchronize()
+    err = (y.float() - ref).abs().max().item()
+    tm = t(lambda: fn(*args))
+    print(f"  {label}: {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, {three / tm:.2f}x three passes  err {err:.3g}")
+
+sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+LARGE = [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512)]
+
+lib.gn_held.argtypes = [I, I, I, I, P, P, P, P, P, I, I, I, I, P]
+for N, C, H, W in [] if "gnh" not in only else LARGE + [(2, 256, 512, 512)]:
+    G = 32
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
+    wsh = torch.zeros(N * G * (sm_count * 2 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
+    for T, act, bps, stages in [(256, 0, 1, 2), (256, 0, 1, 3), (256, 0, 1, 0), (256, 0, 2, 3), (256, 0, 2, 0),
+                                (128, 0, 2, 0), (512, 0, 1, 0), (256, 1, 1, 0), (256, 1, 2, 0)]:
+        ring = f"a ring of {stages}" if stages else "the largest ring"
+        candidate(f"held on chip T{T} act{act} {bps} blocks/SM, {ring}", lib.gn_held,
+                  (T, act, bps, stages, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsh.data_ptr(), N, G,
+                   C // G, H * W, st), y, refs[act], gb, tt, three)
+
 lib.gn_cluster.argtypes = [I, I, I, I, P, P, P, P, I, I, I, I, P, P]
-for N, C, H, W in [] if "gnc" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
-                                                 (2, 320, 64, 64), (2, 640, 32, 32)]:
+for N, C, H, W in [] if "gnc" not in only else LARGE + [(2, 320, 64, 64), (2, 640, 32, 32)]:
     G = 32
     x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
     q = ctypes.c_int(0)
     for T, act, cs, kb in [(256, 0, 16, 200), (256, 0, 16, 100), (256, 0, 8, 200), (256, 0, 8, 100), (256, 0, 4, 200),
                            (256, 0, 2, 200), (256, 0, 1, 200), (512, 0, 16, 200), (512, 0, 8, 200), (512, 0, 16, 100),
                            (1024, 0, 16, 200), (256, 0, 16, 0), (256, 1, 16, 200), (256, 1, 8, 200)]:
-        args = (T, act, cs, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), N, G, C // G, H * W, st,
-                ctypes.byref(q))
-        y.zero_()
-        rc = lib.gn_cluster(*args)
-        if rc != 0: print(f"  T{T} act{act} cluster {cs} {kb} KiB: not run ({rc})"); continue
-        torch.cuda.synchronize()
-        err = (y.float() - refs[act]).abs().max().item()
-        tm = t(lambda: lib.gn_cluster(*args))
-        print(f"  clusters T{T} act{act} C{cs} {kb} KiB ({q.value} clusters): {gb / tm:.0f} GB/s  {tt / tm:.2f}x torch, "
-              f"{three / tm:.2f}x three passes  err {err:.3g}")
+        candidate(f"clusters T{T} act{act} C{cs} {kb} KiB", lib.gn_cluster,
+                  (T, act, cs, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), N, G, C // G, H * W, st,
+                   ctypes.byref(q)), y, refs[act], gb, tt, three)
+        print(f"    ({q.value} clusters resident)")
 
 lib.gn_through_l2.argtypes = [I, I, I, I, I, I, P, P, P, P, P, I, I, I, I, P]
-for N, C, H, W in [] if "gnl" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512),
-                                                 (2, 320, 64, 64)]:
+for N, C, H, W in [] if "gnl" not in only else LARGE + [(2, 320, 64, 64)]:
     G = 32
     x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
     wsl = torch.zeros(N * G * (sm_count * 4 * 3 + 1) + 64, dtype=torch.float32, device="cuda")
@@ -173,29 +167,34 @@ for N, C, H, W in [] if "gnl" not in only else [(1, 128, 1024, 1024), (1, 512, 2
                                       (256, 4, 1, 0, 2, 8192), (256, 4, 1, 0, 4, 8192), (512, 4, 1, 0, 2, 8192),
                                       (512, 4, 1, 0, 1, 8192), (128, 8, 1, 0, 4, 8192), (128, 8, 1, 0, 8, 8192),
                                       (256, 8, 1, 1, 2, 8192)]:
-        args = (T, mv, hint, act, bps, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsl.data_ptr(), N,
-                G, C // G, H * W, st)
-        y.zero_()
-        rc = lib.gn_through_l2(*args)
-        if rc != 0: print(f"  T{T} V{mv} hint{hint} act{act} {bps}/SM {kb} KiB: not run ({rc})"); continue
-        torch.cuda.synchronize()
-        err = (y.float() - refs[act]).abs().max().item()
-        tm = t(lambda: lib.gn_through_l2(*args))
-        print(f"  through L2 T{T} V{mv} hint{hint} act{act} {bps}/SM, steps of {kb} KiB: {gb / tm:.0f} GB/s  "
-              f"{tt / tm:.2f}x torch, {three / tm:.2f}x three passes  err {err:.3g}")
+        candidate(f"through L2 T{T} V{mv} hint{hint} act{act} {bps}/SM, steps of {kb} KiB", lib.gn_through_l2,
+                  (T, mv, hint, act, bps, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsl.data_ptr(),
+                   N, G, C // G, H * W, st), y, refs[act], gb, tt, three)
 
 lib.gn_tail.argtypes = [I, I, I, P, P, P, P, P, I, I, I, P]
-for N, C, H, W in [] if "gnt" not in only else [(1, 128, 1024, 1024), (1, 512, 256, 256), (1, 256, 512, 512)]:
+for N, C, H, W in [] if "gnt" not in only else LARGE:
     G = 32
     x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
-    ref = refs[0]
     for T, K in [(128, 2), (128, 4), (256, 2)]:
         for kb in (0, 8192, 16384, 24576, 32768, 40960):
-            args = (T, K, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
-                    H * W, st)
-            y.zero_()
-            if lib.gn_tail(*args) != 0: print("missing", T, K); continue
-            torch.cuda.synchronize()
-            err = (y.float() - ref).abs().max().item()
-            tm = t(lambda: lib.gn_tail(*args))
-            print(f"  tail kept T{T} K{K} {kb} KiB: {gb / tm:.0f} GB/s  {three / tm:.2f}x three passes  err {err:.3g}")
+            candidate(f"tail kept T{T} K{K} {kb} KiB", lib.gn_tail,
+                      (T, K, kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G,
+                       H * W, st), y, refs[0], gb, tt, three)
+
+lib.gn_producers.argtypes = [I, I, I, I, I, I, P, P, P, P, P, I, I, I, I, P]
+for N, C, H, W in [] if "gnp" not in only else LARGE + [(2, 256, 512, 512)]:
+    G = 32
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
+    tail = (128, 2, 8192, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G, H * W, st)
+    if N == 1:
+        candidate("tail kept T128 K2 8192 KiB", lib.gn_tail, tail, y, refs[0], gb, tt, three)
+    wsp = torch.zeros(N * G * (sm_count + 1) * 3 + 3 * N * G + 64, dtype=torch.float32, device="cuda")
+    for T, v, hint, act, sets, lead in [(256, 8, 1, 0, 1, 2), (256, 8, 1, 0, 2, 2), (256, 8, 1, 0, 3, 3),
+                                        (256, 8, 1, 0, 3, 4), (256, 8, 1, 0, 3, 6), (256, 8, 2, 0, 3, 4),
+                                        (256, 4, 1, 0, 3, 4), (256, 4, 2, 0, 3, 4), (256, 16, 1, 0, 3, 4),
+                                        (256, 8, 1, 0, 5, 6), (256, 8, 1, 0, 7, 8), (128, 8, 1, 0, 3, 4),
+                                        (128, 8, 1, 0, 7, 8), (128, 16, 1, 0, 7, 8), (128, 16, 1, 0, 7, 12),
+                                        (256, 8, 1, 1, 3, 4)]:
+        candidate(f"producers T{T} V{v} hint{hint} act{act}, {sets} consumer sets, lead {lead}", lib.gn_producers,
+                  (T, v, hint, act, sets, lead, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsp.data_ptr(),
+                   N, G, C // G, H * W, st), y, refs[act], gb, tt, three)

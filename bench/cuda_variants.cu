@@ -837,3 +837,138 @@ extern "C" int gn_tail(int t, int k, int keep_kb, const __half* x, const __half*
 #undef GNT
   return 1;
 }
+
+// --- twentieth session: group norm by producer and consumer blocks -------------------------------------------------
+
+// Group norm whose groups are read for their statistics by producer blocks and written by consumer blocks in one
+// cooperative launch (every block resident, so the waits cannot deadlock): block b of each S + 1 is a producer, the
+// others consumers of set 0..S-1. Producer p of the P reads chunks p, p + P, ... of every group in order (E = T * 8
+// elements of one channel, V vectors a thread in flight), publishes its partial and takes a ticket; the last producer
+// of a group combines the P partials in one fixed order and marks the group ready. Consumer p of set k takes groups
+// k, k + S, ...: it waits until one is ready, then reads the same chunks again and writes their outputs, so S groups
+// are written at once (a consumer's wait and its short walk through a group are round trips that one set alone
+// cannot overlap). A producer starts group g only once the consumers are done with group g - lead, so the groups in
+// between are what L2 must hold for the consumers' reads to hit it. HINT 1: producers' loads evict_last, consumers'
+// loads and stores evict_first; 2: only the consumers' hints. ACT 1: swish.
+__device__ __forceinline__ void wait_at_least(unsigned* counter, unsigned n) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> c(*counter);
+  while (c.load(cuda::memory_order_acquire) < n) __nanosleep(20);
+}
+template <int T, int V, int HINT, int ACT>
+__global__ void __launch_bounds__(T) gn_pc(GnArgs a, int groups, int per_image, int S, int lead, unsigned* sync,
+                                           float eps) {
+  __shared__ Stat shs[T / 32];
+  __shared__ float coef[2];
+  __shared__ bool last;
+  constexpr int E = T * 8;
+  const int P = gridDim.x / (S + 1), p = blockIdx.x / (S + 1), role = blockIdx.x % (S + 1);
+  const uint64_t group_elems = uint64_t(a.items) * E;
+  unsigned *arrived = sync, *ready = sync + groups, *consumed = sync + 2 * groups;
+  const uint64_t keep = policy(HINT == 1), drop = policy(false);
+  if (role == 0) {
+    for (int g = 0; g < groups; ++g) {
+      const V8* xg = reinterpret_cast<const V8*>(a.x + g * group_elems) + threadIdx.x;
+      if (g >= lead) {
+        if (threadIdx.x == 0) wait_at_least(&consumed[g - lead], unsigned(P));
+        __syncthreads();
+      }
+      Stat acc{0, 0, 0};
+      for (int j0 = p; j0 < a.items; j0 += V * P) {
+        V8 v[V];
+#pragma unroll
+        for (int u = 0; u < V; ++u)
+          if (j0 + u * P < a.items) v[u] = HINT == 1 ? ld_hint(xg + uint64_t(j0 + u * P) * T, keep) : xg[uint64_t(j0 + u * P) * T];
+        float sum = 0, n = 0;
+#pragma unroll
+        for (int u = 0; u < V; ++u)
+          if (j0 + u * P < a.items) {
+            n += 8;
+#pragma unroll
+            for (int h = 0; h < 4; ++h) { const float2 f = __half22float2(v[u].h[h]); sum += f.x + f.y; }
+          }
+        const float m = sum / n;
+        float q = 0;
+#pragma unroll
+        for (int u = 0; u < V; ++u)
+          if (j0 + u * P < a.items) {
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+              const float2 f = __half22float2(v[u].h[h]);
+              q += (f.x - m) * (f.x - m) + (f.y - m) * (f.y - m);
+            }
+          }
+        acc = chan(acc, Stat{n, m, q});
+      }
+      acc = block_chan<T>(acc, shs);
+      if (threadIdx.x == 0) {
+        a.partials[uint64_t(g) * P + p] = acc;
+        last = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(arrived[g]).fetch_add(1, cuda::memory_order_acq_rel)
+               == unsigned(P - 1);
+      }
+      __syncthreads();
+      if (last) {
+        Stat t{0, 0, 0};
+        for (int j = threadIdx.x; j < P; j += T) {
+          const Stat* s = a.partials + uint64_t(g) * P + j;
+          t = chan(t, Stat{__ldcg(&s->n), __ldcg(&s->m), __ldcg(&s->q)});
+        }
+        t = block_chan<T>(t, shs);
+        if (threadIdx.x == 0) {
+          a.totals[g] = Stat{t.n, t.m, rsqrtf(t.q / t.n + eps)};
+          cuda::atomic_ref<unsigned, cuda::thread_scope_device>(ready[g]).store(1, cuda::memory_order_release);
+        }
+      }
+    }
+    return;
+  }
+  for (int g = role - 1; g < groups; g += S) {
+    const V8* xg = reinterpret_cast<const V8*>(a.x + g * group_elems) + threadIdx.x;
+    if (threadIdx.x == 0) {
+      wait_at_least(&ready[g], 1);
+      coef[0] = __ldcg(&a.totals[g].m), coef[1] = __ldcg(&a.totals[g].q);
+    }
+    __syncthreads();
+    const float mean = coef[0], rstd = coef[1];
+    V8* yg = reinterpret_cast<V8*>(a.y + g * group_elems) + threadIdx.x;
+    const int c0 = g % per_image * a.cpg, per_channel = a.hw / E;
+#pragma unroll 4
+    for (int j = p; j < a.items; j += P) {
+      const int c = c0 + j / per_channel;
+      const float sc = __half2float(a.s[c]) * rstd, bi = __half2float(a.b[c]) - mean * sc;
+      const V8 v = HINT ? ld_hint(xg + uint64_t(j) * T, drop) : xg[uint64_t(j) * T];
+      const V8 o = gn_out<ACT>(v, sc, bi);
+      if (HINT) st_hint(yg + uint64_t(j) * T, o, drop);
+      else yg[uint64_t(j) * T] = o;
+    }
+    __syncthreads();  // every thread's reads of group g done before the producers may move past it
+    if (threadIdx.x == 0)
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device>(consumed[g]).fetch_add(1, cuda::memory_order_release);
+  }
+}
+template <int T, int V, int HINT, int ACT>
+int gn_pc_launch(GnArgs a, int groups, int G, int S, int lead, unsigned* sync, cudaStream_t st) {
+  if (a.hw % (T * 8)) return 2;
+  auto k = gn_pc<T, V, HINT, ACT>;
+  int occ = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, T, 0);
+  if (occ < S + 1) return 4;
+  int grid = sms() * (S + 1);
+  cudaMemsetAsync(sync, 0, sizeof(unsigned) * 3 * groups, st);
+  float eps = 1e-5f;
+  void* args[] = {&a, &groups, &G, &S, &lead, &sync, &eps};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<void*>(k), dim3(grid), dim3(T), args, 0, st) == cudaSuccess ? 0 : 5;
+}
+// x [images][G][cpg][hw] float16; ws: images * G * (sms + 1) Stats, then 3 * images * G counters. S: consumer sets.
+extern "C" int gn_producers(int t, int v, int hint, int act, int S, int lead, const __half* x, const __half* s,
+                            const __half* b, __half* y, void* ws, int images, int G, int cpg, int hw, cudaStream_t st) {
+  const int groups = images * G;
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, cpg * (hw / (t * 8))};
+  a.totals = a.partials + uint64_t(groups) * sms();
+  unsigned* sync = reinterpret_cast<unsigned*>(a.totals + groups);
+#define GNP(TT, VV, HH, AA) if (t == TT && v == VV && hint == HH && act == AA) \
+  return gn_pc_launch<TT, VV, HH, AA>(a, groups, G, S, lead, sync, st);
+  GNP(256, 4, 1, 0) GNP(256, 4, 2, 0) GNP(256, 8, 1, 0) GNP(256, 8, 2, 0) GNP(256, 16, 1, 0) GNP(128, 8, 1, 0)
+  GNP(128, 16, 1, 0) GNP(256, 8, 1, 1)
+#undef GNP
+  return 1;
+}
