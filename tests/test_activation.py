@@ -213,6 +213,19 @@ def test_softmax_is_stable_and_handles_strided_input(device):
     np.testing.assert_allclose(ls, np.log(softmax(x.T.astype(np.float64), (0,))), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("offset", [1e8, -1e8])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_log_softmax_keeps_its_precision_far_from_zero(device, offset, axis):
+    # x - max is exact near the max, and log(sum) of order 1 must survive: added to a max of 1e8 first (float32's
+    # spacing there is 8) it would vanish, and the largest element's output read 0 instead of -log(sum).
+    x = (offset - 8 * RNG.integers(0, 3, (20, 20))).astype(np.float32)  # 20: a whole 16-lane vector and a tail
+    ls = run(device, lambda a: dml.activation_log_softmax(a, axes=[axis]), x)
+    x64 = x.astype(np.float64)
+    shifted = x64 - x64.max(axis=axis, keepdims=True)
+    want = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    np.testing.assert_allclose(ls, want, rtol=1e-6, atol=1e-6)
+
+
 def test_softmax_errors(device):
     graph = dml.Graph(device)
     x = graph.input([2, 3])

@@ -49,9 +49,9 @@ DML_VECTOR_CLONES void softmax_row(const float* x, float* y, uint64_t n, bool lo
     const float mx = lane_max(x, n);
     for (uint64_t i = 0; i < n; ++i) y[i] = vector_exp(x[i] - mx);
     const float sum = lane_sum(y, n);
-    if (log) {
-        const float lse = mx + std::log(sum);
-        for (uint64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+    if (log) {  // (x - max) - log(sum): adding log(sum) to a large max first would round it away
+        const float log_sum = std::log(sum);
+        for (uint64_t i = 0; i < n; ++i) y[i] = (x[i] - mx) - log_sum;
     } else {
         const float inv = 1.0f / sum;
         for (uint64_t i = 0; i < n; ++i) y[i] *= inv;
@@ -86,10 +86,10 @@ __attribute__((target("arch=x86-64-v4"))) void softmax_row_avx512(const float* x
     }
     const float total = _mm512_reduce_add_ps(sum);
     if (log) {
-        const __m512 lse = _mm512_set1_ps(mx[0] + std::log(total));
+        const __m512 log_sum = _mm512_set1_ps(std::log(total));
         for (uint64_t i = 0; i < n; i += 16) {
             const __mmask16 k = first_lanes(int64_t(n - i));
-            _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), lse));
+            _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mx), log_sum));
         }
     } else {
         const __m512 inv = _mm512_set1_ps(1.0f / total);
@@ -161,8 +161,9 @@ void run_softmax(const KernelArgs& args) {
                     C sum = 0;
                     for (uint64_t i = 0; i < s.inner_count; ++i) sum += exps[i] = std::exp(C(in[gi + in_off[i]]) - mx);
                     if (d.function == SoftmaxFunction::LogSoftmax) {
-                        C lse = mx + std::log(sum);
-                        for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(C(in[gi + in_off[i]]) - lse);
+                        const C log_sum = std::log(sum);
+                        for (uint64_t i = 0; i < s.inner_count; ++i)
+                            out[go + out_off[i]] = T((C(in[gi + in_off[i]]) - mx) - log_sum);
                     } else {
                         const C inv = C(1) / sum;
                         for (uint64_t i = 0; i < s.inner_count; ++i) out[go + out_off[i]] = T(exps[i] * inv);

@@ -106,11 +106,11 @@ struct SoftmaxGroup {
             sum += exp(at(i, o) - mx);
         }
         sum = team_reduce<TEAM>(sum, [](C p, C q) { return p + q; });
-        const C lse = mx + log(sum);
+        const C log_sum = log(sum);  // log-softmax as (x - max) - log(sum): max + log(sum) would round a large max's
         for (uint64_t i = lane; i < n; i += TEAM) {
             int64_t o[2];
             C v = at(i, o);
-            store(y + base[1] + o[1], fn == SoftmaxFunction::LogSoftmax ? v - lse : exp(v - mx) / sum);
+            store(y + base[1] + o[1], fn == SoftmaxFunction::LogSoftmax ? (v - mx) - log_sum : exp(v - mx) / sum);
         }
     }
 };
@@ -126,7 +126,7 @@ struct SoftmaxOp {
     static constexpr int kStreams = 1;
     static constexpr bool kWide = true;
     struct Coef {
-        float max, inv_sum, lse;
+        float max, inv_sum, log_sum;
     };
 
     const T* x;
@@ -174,7 +174,7 @@ struct SoftmaxOp {
     }
 
     __device__ Coef finish(Triple t, const int64_t (&)[N], uint64_t, uint64_t, bool) const {
-        return {t.a, 1.0f / t.b, t.a + logf(t.b)};
+        return {t.a, 1.0f / t.b, logf(t.b)};
     }
 
     template <int VEC>
@@ -186,7 +186,7 @@ struct SoftmaxOp {
     __device__ void output(Vector<T, VEC> (&v)[1], Operands<VEC>, Coef c) const {
 #pragma unroll
         for (int j = 0; j < VEC; ++j)
-            v[0].v[j] = to_stored<T>(log ? v[0][j] - c.lse : exp_of(v[0][j] - c.max) * c.inv_sum);
+            v[0].v[j] = to_stored<T>(log ? (v[0][j] - c.max) - c.log_sum : exp_of(v[0][j] - c.max) * c.inv_sum);
     }
     template <int VEC>
     __device__ void store_output(const int64_t (&at)[N], const Vector<T, VEC>& out, L2Policy pol) const {
