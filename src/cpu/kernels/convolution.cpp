@@ -1,15 +1,15 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm and
 // workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions: 2-D float32 3x3
-// ones of stride and dilation 1 and one group, with enough input channels and outputs, run Winograd F(2x2, 3x3)
-// (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says where). The other 2-D float
-// ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands of output rows
-// (1x1 ones on float planes read where they lie, or for many output channels copied to aligned planes; strided ones
-// split by phases of the stride, unless they are depthwise or their taps skip a phase). Of the others, depthwise ones
-// (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the rest im2col +
-// BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever the image size
-// (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im per image. The
-// integer convolutions run the same paths in double, exactly (every product and partial sum of 8-bit operands is an
-// integer below 2^53).
+// and 5x5 ones of stride and dilation 1 and one group, with enough channels and outputs, run Winograd F(2x2, 3x3) or
+// F(2x2, 5x5) (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says where). The
+// other 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
+// of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to aligned planes;
+// strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of the others,
+// depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the
+// rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever
+// the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im
+// per image. The integer convolutions run the same paths in double, exactly (every product and partial sum of 8-bit
+// operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -61,7 +61,7 @@ constexpr int64_t kAloneProducts = int64_t(1) << 20;
 // copy included, and its 64 -> 256 slower (bench/README.md).
 constexpr int64_t kAlignedPointwiseChannels = 512;
 
-// Winograd F(2x2, 3x3) (winograd_convolution.h) runs the convolutions it takes where they have this many input
+// Winograd F(2x2, 3x3) (winograd_convolution.h) runs the 3x3 convolutions it takes where they have this many input
 // channels and output tiles (2x2 outputs) or more, the direct kernel the others. On a 2-core Xeon with AVX-512, one
 // thread, a one-node graph each (median of 20, direct / Winograd / ONNX Runtime's node, ms): 64 -> 64 of 224x224
 // 19.2 / 13.4 / 20.6, 64 -> 32 of 224x224 10.3 / 8.5 / 11.9, 32 -> 9 of 224x224 2.45 / 2.15 / 4.04, 128 -> 128 of
@@ -72,9 +72,22 @@ constexpr int64_t kAlignedPointwiseChannels = 512;
 // (DIRECTML_CPU_ISA=avx2) the larger layers ran in 0.57-0.67x the direct kernel's time (bench/README.md).
 constexpr int64_t kWinogradChannels = 16, kWinogradTiles = 49;
 
+// F(2x2, 5x5) needs as many output channels too, and 512 channel pairs (input times output channels): a tile's
+// products grow with the pairs, its transforms with the channels. One thread, as above (direct / Winograd / PyTorch's
+// oneDNN, ms): 64 -> 64 of 56x56 3.33 / 1.90 / 3.38, 32 -> 32 of 112x112 3.66 / 2.34 / 3.98, 128 -> 128 of 28x28
+// 3.62 / 1.90 / 3.32, 16 -> 32 of 56x56 0.434 / 0.338 / 0.528, 32 -> 16 of 56x56 0.512 / 0.443 / 0.597, 16 -> 64 of
+// 14x14 (49 tiles) 0.067 / 0.060 / 0.130; it lost on 16 -> 16 of 28x28 (0.075 / 0.082), 64 -> 8 of 56x56 (0.575 /
+// 0.634), 32 -> 9 (0.345 / 0.386), 32 -> 32 of 9x9 (25 tiles: 0.044 / 0.051) and with 4 input channels (4 -> 32 of
+// 56x56 0.143 / 0.217). On the AVX2 kernels the layers above ran in 0.56-0.79x the direct kernel's time.
+constexpr int64_t kWinograd5x5ChannelPairs = 512;
+
 bool winograd_pays(const ConvGeometry& g) {
     const int64_t tiles = (g.out[1] + 1) / 2 * ((g.out[2] + 1) / 2);
-    return g.in_channels >= kWinogradChannels && tiles >= kWinogradTiles;
+    const bool pays = g.in_channels >= kWinogradChannels && tiles >= kWinogradTiles;
+    if (g.kernel[1] == 5)
+        return pays && g.out_channels >= kWinogradChannels &&
+               g.in_channels * g.out_channels >= kWinograd5x5ChannelPairs;
+    return pays;
 }
 
 }  // namespace

@@ -11,23 +11,54 @@ namespace dml::cpu {
 namespace {
 
 using Plan = WinogradPlan;
+constexpr int64_t M = Plan::kOut;
 
-// The one-dimensional transforms of F(2, 3) (Lavin and Gray, 2015), M = 2 outputs of a tile from N = 4 inputs:
-// B^T of the input, A^T of the products, G of the filter (in double, at initialize). Their two-dimensional forms
-// apply them to the rows, then to the columns: P = N x N points a tile.
-constexpr int64_t M = Plan::kOut, N = Plan::kIn, P = Plan::kPoints;
+// The one-dimensional transforms of F(2, r), M = 2 outputs of a tile from N = r + 1 inputs: B^T of the input, A^T of
+// the products, G of the filter (in double, at initialize). Their two-dimensional forms apply them to the rows, then
+// to the columns: P = N x N points a tile. F(2, 3) is Lavin and Gray's (2015). F(2, 5) is Toom-Cook's at the points
+// 0, 1, -1, 1/2, -2 and infinity (derived and checked in exact fractions, bench/README.md): x -> -1/x maps them onto
+// themselves, which keeps the transforms' coefficients small; its worst error against float64 was 1.6e-6 of the
+// largest output where the points 0, +-1, +-2 (Lavin and Gray's F(4, 3) input transform) gave 3.9e-6, at the same
+// speed. B^T's rows are scaled to integers, the point 1/2's product halved so that A^T's are too, the fractions left
+// to G.
+struct F2x3 {
+    static constexpr int64_t R = 3, N = M + R - 1, P = N * N;
+    template <class X>
+    [[gnu::always_inline]] static void input_1d(const X* d, int64_t s, X* v, int64_t t) {
+        v[0] = d[0] - d[2 * s], v[t] = d[s] + d[2 * s], v[2 * t] = d[2 * s] - d[s], v[3 * t] = d[s] - d[3 * s];
+    }
+    template <class X>
+    [[gnu::always_inline]] static void output_1d(const X* m, int64_t s, X* y, int64_t t) {
+        y[0] = m[0] + m[s] + m[2 * s], y[t] = m[s] - m[2 * s] - m[3 * s];
+    }
+    static void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
+        u[0] = g[0], u[t] = (g[0] + g[s] + g[2 * s]) / 2, u[2 * t] = (g[0] - g[s] + g[2 * s]) / 2, u[3 * t] = g[2 * s];
+    }
+};
 
-template <class X>
-[[gnu::always_inline]] inline void input_1d(const X* d, int64_t s, X* v, int64_t t) {
-    v[0] = d[0] - d[2 * s], v[t] = d[s] + d[2 * s], v[2 * t] = d[2 * s] - d[s], v[3 * t] = d[s] - d[3 * s];
-}
-template <class X>
-[[gnu::always_inline]] inline void output_1d(const X* m, int64_t s, X* y, int64_t t) {
-    y[0] = m[0] + m[s] + m[2 * s], y[t] = m[s] - m[2 * s] - m[3 * s];
-}
-inline void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
-    u[0] = g[0], u[t] = (g[0] + g[s] + g[2 * s]) / 2, u[2 * t] = (g[0] - g[s] + g[2 * s]) / 2, u[3 * t] = g[2 * s];
-}
+struct F2x5 {
+    static constexpr int64_t R = 5, N = M + R - 1, P = N * N;
+    template <class X>
+    [[gnu::always_inline]] static void input_1d(const X* d, int64_t s, X* v, int64_t t) {
+        const X d13 = d[s] - d[3 * s], d24 = d[2 * s] - d[4 * s];
+        v[0] = 2 * (d[0] + d[4 * s]) - 3 * d13 - 4 * d[2 * s];
+        v[t] = 2 * (d[s] - d[4 * s]) - d[2 * s] - 5 * d[3 * s];
+        v[2 * t] = 2 * (d[s] + d[4 * s]) - 5 * d[2 * s] + d[3 * s];
+        v[3 * t] = 2 * d13 + d24, v[4 * t] = d13 - 2 * d24;
+        v[5 * t] = 2 * (d[s] + d[5 * s]) - 3 * d24 - 4 * d[3 * s];
+    }
+    template <class X>
+    [[gnu::always_inline]] static void output_1d(const X* m, int64_t s, X* y, int64_t t) {
+        y[0] = m[0] + (m[s] + m[2 * s]) + 2 * m[3 * s] + m[4 * s];
+        y[t] = (m[s] - m[2 * s]) + m[3 * s] - 2 * m[4 * s] + m[5 * s];
+    }
+    static void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
+        const double e = g[0] + g[2 * s] + g[4 * s], o = g[s] + g[3 * s];  // even and odd taps
+        u[0] = g[0] / 2, u[t] = -(e + o) / 6, u[2 * t] = (o - e) / 6;
+        u[3 * t] = (16 * g[0] + 8 * g[s] + 4 * g[2 * s] + 2 * g[3 * s] + g[4 * s]) / 30;
+        u[4 * t] = (g[0] - 2 * g[s] + 4 * g[2 * s] - 8 * g[3 * s] + 16 * g[4 * s]) / 30, u[5 * t] = g[4 * s] / 2;
+    }
+};
 
 // The padded input and the output rows lie split by phases of the tile's step M, as a strided convolution's
 // input does in the direct kernel's bands (convolution.cpp): phase b of a row holds its columns b, b + M, ..., so
@@ -41,18 +72,20 @@ constexpr int64_t kGroup = 16;
 
 // `count` tiles from the phases of N padded input rows (row i's phase b at ph + (i * M + b) * pitch): point k of
 // tile t to v[k * points + t].
+template <class F>
 [[gnu::always_inline]] inline void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v,
                                                int64_t points, int64_t count) {
+    constexpr int64_t N = F::N;
     for (int64_t t = 0; t < count; t += kGroup) {
         float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i: h[j * N + i], its transform j
 #pragma GCC unroll 16
             for (int64_t j = 0; j < N; ++j)
                 for (int64_t l = 0; l < kGroup; ++l) d[j][l] = ph[(i * M + j % M) * pitch + t + j / M + l];
-            for (int64_t l = 0; l < kGroup; ++l) input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
+            for (int64_t l = 0; l < kGroup; ++l) F::input_1d(&d[0][l], kGroup, &h[i][l], N * kGroup);
         }
         for (int64_t j = 0; j < N; ++j) {  // column j: points (a, j)
-            for (int64_t l = 0; l < kGroup; ++l) input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
+            for (int64_t l = 0; l < kGroup; ++l) F::input_1d(&h[j * N][l], kGroup, &o[0][l], kGroup);
 #pragma GCC unroll 16
             for (int64_t a = 0; a < N; ++a)
                 for (int64_t l = 0; l < kGroup; ++l) v[(a * N + j) * points + t + l] = o[a][l];
@@ -62,23 +95,23 @@ constexpr int64_t kGroup = 16;
 
 // `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into the phases
 // of M output rows (row a's phase b at ph + (a * M + b) * pitch).
-template <ActivationFunction A>
+template <class F, ActivationFunction A>
 [[gnu::always_inline]] inline void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points,
                                                 float bias, float* __restrict ph, int64_t pitch, int64_t count) {
+    constexpr int64_t N = F::N;
     for (int64_t t = 0; t < count; t += kGroup) {
-        float s[N][kGroup], h[M * N][kGroup], y[M][kGroup];
+        float s[N][kGroup], h[M * N][kGroup], y[M * M][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i of points: h[b * N + i], its output column b
 #pragma GCC unroll 16
             for (int64_t j = 0; j < N; ++j)
                 for (int64_t l = 0; l < kGroup; ++l) s[j][l] = m[(i * N + j) * points + t + l];
-            for (int64_t l = 0; l < kGroup; ++l) output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
+            for (int64_t l = 0; l < kGroup; ++l) F::output_1d(&s[0][l], kGroup, &h[i][l], N * kGroup);
         }
-        for (int64_t b = 0; b < M; ++b) {  // output column b: rows a
-            for (int64_t l = 0; l < kGroup; ++l) output_1d(&h[b * N][l], kGroup, &y[0][l], kGroup);
-#pragma GCC unroll 16
-            for (int64_t a = 0; a < M; ++a)
-                for (int64_t l = 0; l < kGroup; ++l) ph[(a * M + b) * pitch + t + l] = activate<A>(f, y[a][l] + bias);
-        }
+        for (int64_t b = 0; b < M; ++b)  // output column b: y[a * M + b], its rows a
+            for (int64_t l = 0; l < kGroup; ++l) F::output_1d(&h[b * N][l], kGroup, &y[b][l], M * kGroup);
+        // output (a, b) into row a's phase b, a loop apart: within the columns' loop GCC stored F(2, 5)'s lane by lane
+        for (int64_t k = 0; k < M * M; ++k)
+            for (int64_t l = 0; l < kGroup; ++l) ph[k * pitch + t + l] = activate<A>(f, y[k][l] + bias);
     }
 }
 
@@ -92,9 +125,9 @@ template <ActivationFunction A>
     for (int64_t b = 0; M * t + b < columns; ++b) out[M * t + b] = ph[b * pitch + t];
 }
 
-// A block's tiles [t0, t0 + count), counted over rows of `row` tiles (WinogradPlan::row: each row's tiles and one
-// whose reads run into the next row's and whose outputs are dropped, as the direct kernel's positions run over
-// padded rows), so that the transforms take a block's tiles 16 at a time whatever the image's width; each step
+// A block's tiles [t0, t0 + count), counted over rows of `row` tiles (WinogradPlan::row: each row's tiles and the
+// `reach` more whose reads run into the next row's and whose outputs are dropped, as the direct kernel's positions
+// run over padded rows), so that the transforms take a block's tiles 16 at a time whatever the image's width; each step
 // takes the block over all the channels, so that its bookkeeping and calls are a block's, not a block's a channel.
 struct Tiles {
     int64_t t0, count, row;
@@ -105,8 +138,10 @@ struct Tiles {
 // The input transform of a block, each input channel's padded rows split by phases into ph (N x M rows of `pitch`,
 // each the block's tile rows one after the other; its rows past the image stay zero, as the whole of ph starts),
 // then transformed into v (point k of channel c at v[k * points + c * channel]).
+template <class F>
 DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, const Tiles& r, float* __restrict ph,
                                    int64_t pitch, float* __restrict v, int64_t channel, int64_t points) {
+    constexpr int64_t N = F::N, reach = Plan::reach(F::R);
     const int64_t xs = g.x_stride[4], y0 = r.first_row(), y1 = r.end_row();
     // phase b's entry u (of a tile row's r.row) holds input column M * u + b - pad: inside the image for [u0, u1)
     int64_t u0[M], u1[M];
@@ -118,9 +153,9 @@ DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, co
     for (int64_t c = 0; c < g.in_channels; ++c) {
         const float* plane = image + c * g.x_stride[1];
         for (int64_t ty = y0; ty < y1; ++ty) {
-            // the entries the block's tiles of this row read: theirs and the next one's (N - M <= M columns)
+            // the entries the block's tiles of this row read: theirs and the `reach` next ones
             const int64_t first = std::max(r.t0 - ty * r.row, int64_t(0));
-            const int64_t last = std::min(r.t0 + r.count - ty * r.row, r.row - 1) + 1;
+            const int64_t last = std::min(r.t0 + r.count - ty * r.row + reach, r.row);
             for (int64_t i = 0; i < N; ++i) {
                 const int64_t iy = M * ty + i - g.pad[1];
                 if (iy < 0 || iy >= g.in[1]) continue;
@@ -135,19 +170,19 @@ DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, co
                 }
             }
         }
-        input_tiles(ph + (r.t0 - y0 * r.row), pitch, v + c * channel, points, r.count);
+        input_tiles<F>(ph + (r.t0 - y0 * r.row), pitch, v + c * channel, points, r.count);
     }
 }
 
 // The output transform of a block, each output channel m from its products (point k at products[k * points + m *
 // block]), act(y + bias[m]) through the phases ph into the image's output rows.
-template <ActivationFunction A>
+template <class F, ActivationFunction A>
 DML_VECTOR_CLONES void output_block(const ConvGeometry& g, const FusedActivation& f, const float* __restrict products,
                                     int64_t block, int64_t points, const float* bias, const Tiles& r,
                                     float* __restrict ph, int64_t pitch, float* __restrict image) {
-    const int64_t O = g.out[1] * g.out[2], tiles_x = r.row - 1;
+    const int64_t O = g.out[1] * g.out[2], tiles_x = r.row - Plan::reach(F::R);
     for (int64_t m = 0; m < g.out_channels; ++m) {
-        output_tiles<A>(f, products + m * block, points, bias[m], ph, pitch, r.count);
+        output_tiles<F, A>(f, products + m * block, points, bias[m], ph, pitch, r.count);
         for (int64_t ty = r.first_row(); ty < r.end_row(); ++ty) {
             // the block's tiles of this row, and their output columns
             const int64_t a0 = std::max(r.t0, ty * r.row), a1 = std::min(r.t0 + r.count, ty * r.row + tiles_x);
@@ -160,9 +195,9 @@ DML_VECTOR_CLONES void output_block(const ConvGeometry& g, const FusedActivation
     }
 }
 
-// The floats of one part: the block's transformed input [P][in_channels][in_channel], its products
-// [P][padded_out][block], the phases of N padded input rows and of M output rows, `pitch` floats each (the block's
-// tile rows, and the lanes the transforms' last group reads and writes past them).
+// The floats of one part: the block's transformed input [points][in_channels][in_channel], its products
+// [points][padded_out][block], the phases of `side` padded input rows and of M output rows, `pitch` floats each (the
+// block's tile rows, and the lanes the transforms' last group reads and writes past them).
 struct PartLayout {
     int64_t pitch, in_channel, in_point, out_point, input, products, rows, out_rows, total;
     PartLayout(const ConvGeometry& g, const Plan& p) {
@@ -173,40 +208,44 @@ struct PartLayout {
         // one set of the first-level cache where a point's size is a power of two times a few kilobytes
         in_point = g.in_channels * in_channel + kGroup, out_point = p.padded_out * p.block + kGroup;
         input = 0;
-        products = input + P * in_point;
-        rows = products + P * out_point;
-        out_rows = rows + N * M * pitch;
+        products = input + p.points * in_point;
+        rows = products + p.points * out_point;
+        out_rows = rows + p.side * M * pitch;
         total = out_rows + M * M * pitch;
     }
 };
 
-uint64_t taps_elements(const ConvGeometry& g) { return uint64_t(g.out_channels * g.in_channels * 9); }
+uint64_t taps_elements(const ConvGeometry& g, const Plan& p) {
+    return uint64_t(g.out_channels * g.in_channels * p.taps * p.taps);
+}
 
 // Where the parts begin in the workspace: after the transformed filter and its taps, on a cache line.
 uint64_t parts_offset(const ConvGeometry& g, const Plan& p) {
-    return (p.filter_elements(g) + taps_elements(g) + 15) / 16 * 16;
+    return (p.filter_elements(g) + taps_elements(g, p) + 15) / 16 * 16;
 }
 
-}  // namespace
-
-void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst) {
+template <class F>
+void transform_filter(const float* taps, const ConvGeometry& g, const Plan& p, float* dst) {
+    constexpr int64_t R = F::R, N = F::N, P = F::P;
     const int64_t C = g.in_channels, mr = p.tile->block_channels;
     std::fill(dst, dst + p.filter_elements(g), 0.0f);
     for (int64_t m = 0; m < g.out_channels; ++m)
         for (int64_t c = 0; c < C; ++c) {
-            const float* w = taps + (m * C + c) * 9;
-            double d[9], h[N * 3], u[P];
-            std::copy(w, w + 9, d);
-            for (int64_t j = 0; j < 3; ++j) filter_1d(d + j, 3, h + j, 3);  // columns: h[i][j]
-            for (int64_t i = 0; i < N; ++i) filter_1d(h + i * 3, 1, u + i * N, 1);
+            const float* w = taps + (m * C + c) * R * R;
+            double d[R * R], h[N * R], u[P];
+            std::copy(w, w + R * R, d);
+            for (int64_t j = 0; j < R; ++j) F::filter_1d(d + j, R, h + j, R);  // columns: h[i][j]
+            for (int64_t i = 0; i < N; ++i) F::filter_1d(h + i * R, 1, u + i * N, 1);
             // point k: [k][channel block][input channel][mr], the direct kernel's filter of one tap
             for (int64_t k = 0; k < P; ++k)
                 dst[((k * (p.padded_out / mr) + m / mr) * C + c) * mr + m % mr] = float(u[k]);
         }
 }
 
-void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
-                  const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool) {
+template <class F>
+void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, const float* x, const float* filter,
+         const float* bias, float* y, float* workspace, ThreadPool& pool) {
+    constexpr int64_t P = F::P;
     const PartLayout L(g, p);
     float* parts = workspace + parts_offset(g, p);
     const int64_t C = g.in_channels, K = g.out_channels, tiles = p.row * p.tiles_y;
@@ -214,7 +253,7 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
     const int64_t tap_offset = 0;
     void (*output)(const ConvGeometry&, const FusedActivation&, const float*, int64_t, int64_t, const float*,
                    const Tiles&, float*, int64_t, float*) = nullptr;
-    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_block<A>; });
+    with_activation(fused.function, [&]<ActivationFunction A>() { output = output_block<F, A>; });
     // Block b of image n on part q's workspace.
     auto run_block = [&](int64_t n, int64_t b, float* ws) {
         const int64_t t0 = b * p.block, count = std::min(p.block, tiles - t0);
@@ -224,7 +263,7 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
         float* rows = ws + L.rows;
         float* out_rows = ws + L.out_rows;
         const float* image = x + n * g.x_stride[0];
-        input_block(g, image, r, rows, L.pitch, v, L.in_channel, L.in_point);
+        input_block<F>(g, image, r, rows, L.pitch, v, L.in_channel, L.in_point);
         // zeros past the block's last tile: the tiles' last vectors read them
         if (count < p.block)
             for (int64_t k = 0; k < P; ++k)
@@ -248,19 +287,39 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
     });
 }
 
+// Calls f.operator()<F>() with the transforms of p's filter size.
+template <class Fn>
+void with_transforms(const Plan& p, Fn&& f) {
+    if (p.taps == F2x3::R) return f.template operator()<F2x3>();
+    f.template operator()<F2x5>();
+}
+
+}  // namespace
+
+void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst) {
+    with_transforms(p, [&]<class F>() { transform_filter<F>(taps, g, p, dst); });
+}
+
+void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActivation& fused, const float* x,
+                  const float* filter, const float* bias, float* y, float* workspace, ThreadPool& pool) {
+    with_transforms(p, [&]<class F>() { run<F>(g, p, fused, x, filter, bias, y, workspace, pool); });
+}
+
 WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&)) {
     const DirectKernel* k = direct_kernel();
     const bool eligible = k && float32 && g.forward && g.groups == 1 && g.in[0] == 1 && g.kernel[0] == 1 &&
-                          g.kernel[1] == 3 && g.kernel[2] == 3 && g.stride[1] == 1 && g.stride[2] == 1 &&
-                          g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 && g.out[1] > 0 && g.out[2] > 0;
+                          (g.kernel[1] == 3 || g.kernel[1] == 5) && g.kernel[2] == g.kernel[1] && g.stride[1] == 1 &&
+                          g.stride[2] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 &&
+                          g.out[1] > 0 && g.out[2] > 0;
     if (!eligible || !pays(g)) return;
     tile = &k->tile_for(g.out_channels, false);
     padded_out = tile->padded(g.out_channels);
-    tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + 1;
+    taps = g.kernel[1], side = M + taps - 1, points = side * side;
+    tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + reach(taps);
     // a block's input and products in half the second-level cache, in whole position blocks of the tile
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
     const int64_t bp = tile->block_positions, tiles = row * tiles_y;
-    const int64_t fit = budget / int64_t(sizeof(float) * P * (g.in_channels + padded_out)) / bp * bp;
+    const int64_t fit = budget / int64_t(sizeof(float) * points * (g.in_channels + padded_out)) / bp * bp;
     block = std::clamp(fit, bp, (tiles + bp - 1) / bp * bp);
     parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
 }

@@ -1,9 +1,10 @@
-// Winograd F(2x2, 3x3) for float 3x3 convolutions of stride 1 and dilation 1 (one group): each 2x2 block of
-// outputs from a 4x4 block of input by 16 products a channel pair instead of the direct kernel's 36, 2.25x fewer
-// multiply-adds. The image is cut into blocks of tiles small enough that a block's transformed input and its
-// products stay in the second-level cache: the input transform (B^T d B) of a block, then its 16 products as 16
-// pointwise convolutions on the direct kernel's register tiles (the filter transformed, G g G^T, in their layout),
-// then the output transform (A^T m A) with the bias and the fused activation, stored into the output's rows.
+// Winograd F(2x2, 3x3) and F(2x2, 5x5) for float 3x3 and 5x5 convolutions of stride 1 and dilation 1 (one group):
+// each 2x2 block of outputs from a 4x4 (6x6) block of input by 16 (36) products a channel pair instead of the direct
+// kernel's 36 (100), 2.25x (2.78x) fewer multiply-adds. The image is cut into blocks of tiles small enough that a
+// block's transformed input and its products stay in the second-level cache: the input transform (B^T d B) of a
+// block, then its 16 (36) products as as many pointwise convolutions on the direct kernel's register tiles (the
+// filter transformed, G g G^T, in their layout), then the output transform (A^T m A) with the bias and the fused
+// activation, stored into the output's rows.
 #pragma once
 #include <cstdint>
 
@@ -15,27 +16,31 @@
 namespace dml::cpu {
 
 struct WinogradPlan {
-    static constexpr int64_t kOut = 2, kIn = 4, kPoints = kIn * kIn;  // a tile's outputs and inputs a side
+    static constexpr int64_t kOut = 2;   // a tile's outputs a side
+    // The tiles past its own whose inputs a tile of a `taps`-wide filter reads, a tile step (kOut inputs) apart.
+    static constexpr int64_t reach(int64_t taps) { return (taps + kOut - 2) / kOut; }
     const DirectTile* tile = nullptr;    // the products' register tile
+    int64_t taps = 0;                    // the filter's side: 3 or 5
+    int64_t side = 0, points = 0;        // a tile's inputs a side (kOut + taps - 1), and its points (side squared)
     int64_t tiles_x = 0, tiles_y = 0;    // tiles of an image
-    int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and one dropped
+    int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and reach(taps) dropped
     int64_t block = 0;                   // tiles a block (whole position blocks of `tile`)
     int64_t padded_out = 0;              // output channels in whole blocks of the tile
     int64_t parts = 0;                   // blocks in flight at once, each with its own workspace
 
     WinogradPlan() = default;
-    // Empty unless the convolution is one Winograd takes (2-D, float32, 3x3, stride and dilation 1, one group, a
-    // direct kernel for the products) and pays for (convolution.cpp's rule, `pays`).
+    // Empty unless the convolution is one Winograd takes (2-D, float32, 3x3 or 5x5, stride and dilation 1, one
+    // group, a direct kernel for the products) and pays for (convolution.cpp's rule, `pays`).
     WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&));
     explicit operator bool() const { return tile != nullptr; }
 
-    uint64_t filter_elements(const ConvGeometry& g) const { return uint64_t(kPoints * padded_out * g.in_channels); }
+    uint64_t filter_elements(const ConvGeometry& g) const { return uint64_t(points * padded_out * g.in_channels); }
     // The workspace: the transformed filter where bound at dispatch, its taps gathered, and each part's block.
     uint64_t workspace_elements(const ConvGeometry& g) const;
 };
 
-// The transformed filter, in the plan's layout, from taps [out_channels][in_channels][3 x 3] (in the order the
-// input is read: flipped where the convolution flips).
+// The transformed filter, in the plan's layout, from taps [out_channels][in_channels][taps x taps] (in the order
+// the input is read: flipped where the convolution flips).
 void winograd_filter(const float* taps, const ConvGeometry& g, const WinogradPlan& p, float* dst);
 
 // The images of x (strided as g says) into y (packed [batch][out_channels][rows][columns]): filter the plan's
