@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <vector>
 
 #include "isa.h"
 
 namespace dml::cpu {
 
 namespace {
+
+// K in chunks of 128: a row pair's packed chunk of A (32 rows x 128 k x 4 bfloat16, 32 KiB) stays in the first-level
+// cache while the column pairs' B tiles pass by, B's chunk of a block of 1024 columns (512 KiB, contiguous) in the
+// second-level cache for the next row pair. Rows in blocks whose float products over such a column block (at most
+// 1 MiB) stay in that cache across the chunks.
+constexpr uint32_t kKChunk = 128;
+constexpr uint32_t kColumnBlock = 1024;
+constexpr uint64_t kBlockBytes = 1 << 20;
 
 // C in blocks of 2 x 2 tiles of 16 x 16 floats, so A's rows and B's columns are padded to 32 (zeros), K to 16.
 uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
@@ -17,6 +26,14 @@ struct Shape {
     Shape(uint32_t m, uint32_t n, uint32_t k) : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)) {}
     uint64_t packed_b_bytes() const { return uint64_t(kp) * np * 4; }  // a (bh, bl) pair of bfloat16 an element
     uint64_t products_bytes() const { return uint64_t(mp) * np * 4; }
+    // Where B's packed tile of columns [16 t, 16 t + 16) and k [16 kb, 16 kb + 16) lies (bfloat16 from the start): by
+    // blocks of kColumnBlock columns and kKChunk k, each block contiguous, in it column tile by column tile. (Column
+    // tiles whole along K were a power of 2 apart, a chunk's pieces falling into the same sets of the caches.)
+    uint64_t tile_at(uint32_t t, uint32_t kb) const {
+        const uint32_t j1 = t * 16 / kColumnBlock * kColumnBlock, k1 = kb * 16 / kKChunk * kKChunk;
+        const uint64_t width = std::min(kColumnBlock, np - j1), depth = std::min(kKChunk, kp - k1);
+        return 2 * (uint64_t(j1) * kp + k1 * width + (t * 16 - j1) * depth + (kb * 16 - k1) * 16);
+    }
 };
 
 }  // namespace
@@ -35,12 +52,6 @@ uint64_t amx_gemm_workspace(uint32_t m, uint32_t n, uint32_t k) {
 namespace {
 
 #define DML_AMX_TARGET __attribute__((target("arch=x86-64-v4,amx-tile,amx-bf16")))
-
-// K in chunks of 128: a row pair's packed chunk of A (32 rows x 128 k x 4 bfloat16, 32 KiB) stays in the first-level
-// cache while every column pair's B tiles pass by. Rows in blocks whose float products (at most 1 MiB) stay in the
-// second-level cache across the chunks.
-constexpr uint32_t kKChunk = 128;
-constexpr uint64_t kBlockBytes = 1 << 20;
 
 // 16 float16 from p, `count` of them (at most 16; the rest zero), `stride` apart, widened.
 DML_AMX_TARGET inline __m512 load16(const half* p, int64_t stride, uint32_t count) {
@@ -65,23 +76,22 @@ DML_AMX_TARGET inline void split(__m512 x, __m512i& hl, __m512i& lh) {
     lh = _mm512_or_si512(_mm512_srli_epi32(lo, 16), hi);
 }
 
-// B's column tiles [t0, t1) as TDPBF16PS takes its second operand: a tile for each 16 k, a row a k, 16 columns of
-// (bh, bl) pairs in a row; the tiles of a column tile one after another along K. Returns whether all were finite.
-DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint16_t* bp) {
+// B's column tiles [t0, t1) over k in [k1, k2) as TDPBF16PS takes its second operand: a tile for each 16 k, a row a
+// k, 16 columns of (bh, bl) pairs in a row. Read along B's rows (2 tiles at a time, a row apart, had each access miss
+// the caches: 64 x 4096 @ 4096 x 4096 1.5 times slower). Returns whether all were finite.
+DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint32_t k1, uint32_t k2, uint16_t* bp) {
     __mmask16 bad = 0;
-    for (uint32_t t = t0; t < t1; ++t) {
-        const uint32_t j = t * 16;
-        uint16_t* dst = bp + uint64_t(t) * s.kp * 32;
-        for (uint32_t k = 0; k < s.kp; ++k, dst += 32) {
+    for (uint32_t k = k1; k < k2; ++k)
+        for (uint32_t t = t0; t < t1; ++t) {
+            const uint32_t j = t * 16;
             __m512i hl = _mm512_setzero_si512(), lh;
             if (k < s.k && j < s.n) {
                 const __m512 x = load16(b.data + j * b.stride + k * b.k_stride, b.stride, s.n - j);
                 bad |= nonfinite(x);
                 split(x, hl, lh);
             }
-            _mm512_store_si512(dst, hl);
+            _mm512_store_si512(bp + s.tile_at(t, k / 16) + k % 16 * 32, hl);
         }
-    }
     return !bad;
 }
 
@@ -113,21 +123,24 @@ struct alignas(64) TileConfig {
     uint8_t rows[16];
 };
 
-// The products of rows [r0, r1) (multiples of 32) into p (s.np floats a row). Tiles 0-3: C's 2 x 2; 4, 5: A; 6, 7:
-// B. Each load sits right before the first product that reads it. Returns whether A's rows were all finite.
-DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16_t* bp, uint32_t r0, uint32_t r1, float* p) {
+// The products of rows [r0, r1) and columns [j1, j2) (multiples of 32) over k in [k1, k2) (multiples of 16) added
+// into p (s.np floats a row; k1 = 0 starts it). Tiles 0-3: C's 2 x 2; 4, 5: A; 6, 7: B. Each load sits right before
+// the first product that reads it. Returns whether A's rows were all finite.
+DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16_t* bp, uint32_t r0, uint32_t r1,
+                                  uint32_t j1, uint32_t j2, uint32_t k1, uint32_t k2, float* p) {
     alignas(64) uint16_t ap[kKChunk / 16 * 4 * 512];
     TileConfig config{};
     config.palette = 1;
     for (int t = 0; t < 8; ++t) config.colsb[t] = 64, config.rows[t] = 16;
     _tile_loadconfig(&config);
-    const uint64_t ldp = s.np, tile_k = s.kp / 16;
+    const uint64_t ldp = s.np;
     bool finite = true;
-    for (uint32_t k0 = 0; k0 < s.kp; k0 += kKChunk) {
-        const uint32_t kc = std::min(kKChunk, s.kp - k0);
+    for (uint32_t j0 = j1; j0 < j2; j0 += kColumnBlock)
+    for (uint32_t k0 = k1; k0 < k2; k0 += kKChunk) {
+        const uint32_t kc = std::min(kKChunk, k2 - k0);  // k1 a multiple of kKChunk: one block of B
         for (uint32_t r = r0; r < r1; r += 32) {
             finite &= pack_a(a, s, r, k0, kc, ap);
-            for (uint32_t j = 0; j < s.np; j += 32) {
+            for (uint32_t j = j0; j < std::min(j0 + kColumnBlock, j2); j += 32) {
                 float* c = p + r * ldp + j;
                 if (k0 == 0) {
                     _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
@@ -135,8 +148,8 @@ DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16
                     _tile_loadd(0, c, ldp * 4); _tile_loadd(1, c + 16, ldp * 4);
                     _tile_loadd(2, c + 16 * ldp, ldp * 4); _tile_loadd(3, c + 16 * ldp + 16, ldp * 4);
                 }
-                const uint16_t* b0 = bp + (j / 16 * tile_k + k0 / 16) * 512;
-                const uint16_t* b1 = b0 + tile_k * 512;
+                const uint16_t* b0 = bp + s.tile_at(j / 16, k0 / 16);
+                const uint16_t* b1 = bp + s.tile_at(j / 16 + 1, k0 / 16);
                 for (uint32_t t = 0; t < kc / 16; ++t) {
                     const uint16_t* at = ap + t * 2048;
                     _tile_loadd(6, b0 + t * 512, 64); _tile_loadd(4, at, 64); _tile_dpbf16ps(0, 4, 6);
@@ -163,22 +176,32 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Opera
     const uintptr_t aligned = (reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t(63);
     uint16_t* bp = reinterpret_cast<uint16_t*>(aligned);
     float* p = reinterpret_cast<float*>(aligned + s.packed_b_bytes());
-    pool.parallel_for(s.np / 16, 4, [&](size_t t0, size_t t1) {
-        if (!pack_b(b, s, uint32_t(t0), uint32_t(t1), bp)) finite = false;
-    });
-    if (!finite) return false;
-    uint32_t block = uint32_t(std::clamp<uint64_t>(kBlockBytes / (s.np * 4) / 32 * 32, 32, 256));
+    uint32_t block = uint32_t(std::clamp<uint64_t>(kBlockBytes / (std::min(s.np, kColumnBlock) * 4) / 32 * 32, 32, 256));
     if ((s.mp + block - 1) / block < pool.size()) block = std::max(32u, round_up(uint32_t((s.mp + pool.size() - 1) / pool.size()), 32));
-    pool.parallel_for((s.mp + block - 1) / block, 1, [&](size_t b0, size_t b1) {
-        for (size_t i = b0; i < b1; ++i) {
-            const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
-            if (!finite || !multiply_rows(a, s, bp, r0, r1, p)) {
-                finite = false;
-                continue;
-            }
-            for (uint32_t r = r0; r < std::min(r1, m); ++r) store_row(r, p + uint64_t(r) * s.np);
+    const uint32_t blocks = (s.mp + block - 1) / block;
+    // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time, each
+    // multiplied while in the caches (B's whole packed copy would be written to memory and its tiles loaded back from
+    // there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm); with more row blocks, each reading all of B,
+    // B is packed whole first.
+    const bool chunks = blocks <= pool.size();
+    const uint32_t columns = chunks ? std::min(s.np, kColumnBlock) : s.np, span = chunks ? kKChunk : s.kp;
+    std::vector<ThreadPool::Stage> stages;
+    for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
+        for (uint32_t k1 = 0; k1 < s.kp; k1 += span) {
+            const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + span, s.kp);
+            stages.push_back({(j2 - j1) / 16, 4, [&, j1, k1, k2](size_t t0, size_t t1) {
+                                  if (!pack_b(b, s, uint32_t(j1 / 16 + t0), uint32_t(j1 / 16 + t1), k1, k2, bp)) finite = false;
+                              }});
+            stages.push_back({blocks, 1, [&, j1, j2, k1, k2](size_t b0, size_t b1) {
+                                  for (size_t i = b0; i < b1 && finite; ++i) {
+                                      const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
+                                      if (!multiply_rows(a, s, bp, r0, r1, j1, j2, k1, k2, p)) finite = false;
+                                      if (j2 == s.np && k2 == s.kp && finite)
+                                          for (uint32_t r = r0; r < std::min(r1, m); ++r) store_row(r, p + uint64_t(r) * s.np);
+                                  }
+                              }});
         }
-    });
+    pool.parallel_stages(stages);
     return finite;
 }
 
