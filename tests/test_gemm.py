@@ -149,7 +149,7 @@ def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
 # float16 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor has it; the
 # same tests check the widened BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
 # multiple of 16, M and N not multiples of 32 (the tiles' padding), rows in several blocks.
-LARGE_FLOAT16 = [(512, 1, 512), (37, 300, 45), (64, 64, 64), (100, 17, 200), (257, 129, 33), (600, 160, 96), (130, 513, 70)]
+LARGE_FLOAT16 = [(2048, 1, 1024), (67, 300, 109), (64, 300, 128), (100, 17, 1300), (257, 257, 33), (600, 160, 96), (130, 513, 70)]
 
 
 @pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])
@@ -193,10 +193,10 @@ def test_gemm_float16_large_products(float16_graph, M, K, N, trans_a, trans_b):
 @pytest.mark.parametrize("relu", [False, True])
 def test_gemm_float16_large_batched_alpha_beta(float16_graph, relu):
     # batches with a broadcast b, a transposed view of a, alpha and beta on a broadcast c row, a fused relu
-    (a, A), (b, B) = float16_operand((2, 3, 70, 90), True), float16_operand((1, 1, 90, 50), False)
-    c = rand((1, 1, 1, 50), np.float16)
+    (a, A), (b, B) = float16_operand((2, 3, 70, 300), True), float16_operand((1, 1, 300, 100), False)
+    c = rand((1, 1, 1, 100), np.float16)
     ea, eb, ec = (float16_graph.input(x.shape, np.float16) for x in (a, b, c))
-    y = dml.gemm(ea, dml.broadcast(eb, [2, 3, 90, 50]), dml.broadcast(ec, [2, 3, 70, 50]),
+    y = dml.gemm(ea, dml.broadcast(eb, [2, 3, 300, 100]), dml.broadcast(ec, [2, 3, 70, 100]),
                  trans_a=dml.MatrixTransform.TRANSPOSE, alpha=0.75, beta=-1.5,
                  fused_activation=dml.FusedActivation.relu() if relu else dml.FusedActivation.none())
     (got,) = run(float16_graph, [y], {ea: a, eb: b, ec: c})
@@ -209,7 +209,7 @@ def test_gemm_float16_large_batched_alpha_beta(float16_graph, relu):
 def test_gemm_float16_large_extremes(float16_graph, case):
     # Values at float16's ends, and infinities and NaN as float arithmetic makes them (inf times 0 is NaN, inf - inf
     # too): the tiles' split cannot carry an infinity, so such products are widened instead.
-    M, K, N = 64, 80, 96
+    M, K, N = 100, 160, 140
     a, b = rand((1, 1, M, K), np.float16), rand((1, 1, K, N), np.float16)
     if case == "subnormal":
         a *= np.float16(2.0**-14)  # most of a subnormal, most products below float16's range
