@@ -12,18 +12,17 @@ namespace {
 
 // K in chunks of 128: a row pair's packed chunk of A (32 rows x 128 k x 4 bfloat16, 32 KiB) stays in the first-level
 // cache while the column pairs' B tiles pass by, B's chunk of a block of 1024 columns (512 KiB, contiguous) in the
-// second-level cache for the next row pair. Rows in blocks whose float products over such a column block (at most
-// 1 MiB) stay in that cache across the chunks.
+// second-level cache for the next row pair.
 constexpr uint32_t kKChunk = 128;
 constexpr uint32_t kColumnBlock = 1024;
-constexpr uint64_t kBlockBytes = 1 << 20;
 
 // C in blocks of 2 x 2 tiles of 16 x 16 floats, so A's rows and B's columns are padded to 32 (zeros), K to 16.
 uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
 
 struct Shape {
     uint32_t m, n, k, mp, np, kp;
-    Shape(uint32_t m, uint32_t n, uint32_t k) : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)) {}
+    Shape(uint32_t m, uint32_t n, uint32_t k)
+        : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)) {}
     uint64_t packed_b_bytes() const { return uint64_t(kp) * np * 4; }  // a (bh, bl) pair of bfloat16 an element
     uint64_t products_bytes() const { return uint64_t(mp) * np * 4; }
     // Where B's packed tile of columns [16 t, 16 t + 16) and k [16 kb, 16 kb + 16) lies (bfloat16 from the start): by
@@ -55,6 +54,10 @@ namespace {
 
 #define DML_AMX_TARGET __attribute__((target("arch=x86-64-v4,amx-tile,amx-bf16")))
 
+// Rows in blocks whose float products over a column block (at most 1 MiB) stay in the second-level cache across the
+// K chunks.
+constexpr uint64_t kBlockBytes = 1 << 20;
+
 // 16 float16 from p, `count` of them (at most 16; the rest zero), `stride` apart, widened.
 DML_AMX_TARGET inline __m512 load16(const half* p, int64_t stride, uint32_t count) {
     if (stride == 1) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(first_lanes(count), p));
@@ -79,9 +82,11 @@ DML_AMX_TARGET inline void split(__m512 x, __m512i& hl, __m512i& lh) {
 }
 
 // B's column tiles [t0, t1) over k in [k1, k2) as TDPBF16PS takes its second operand: a tile for each 16 k, a row a
-// k, 16 columns of (bh, bl) pairs in a row. Read along B's rows (2 tiles at a time, a row apart, had each access miss
-// the caches: 64 x 4096 @ 4096 x 4096 1.5 times slower). Returns whether all were finite.
-DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint32_t k1, uint32_t k2, uint16_t* bp) {
+// k, 16 columns of (bh, bl) pairs in a row. Read along B's stored rows: down its columns (two tiles' 64 bytes of a
+// row, then the next row's) every read missed the caches, 64 x 4096 @ 4096 x 4096 1.5 times slower. Returns whether
+// all were finite.
+DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint32_t k1, uint32_t k2,
+                           uint16_t* bp) {
     __mmask16 bad = 0;
     for (uint32_t k = k1; k < k2; ++k)
         for (uint32_t t = t0; t < t1; ++t) {
@@ -143,31 +148,32 @@ DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16
     _tile_loadconfig(&config);
     const uint64_t ldp = s.np;
     bool finite = true;
-    for (uint32_t j0 = j1; j0 < j2; j0 += kColumnBlock)
-    for (uint32_t k0 = k1; k0 < k2; k0 += kKChunk) {
-        const uint32_t kc = std::min(kKChunk, k2 - k0);  // k1 a multiple of kKChunk: one block of B
-        for (uint32_t r = r0; r < r1; r += 32) {
-            finite &= pack_a(a, s, r, k0, kc, ap);
-            for (uint32_t j = j0; j < std::min(j0 + kColumnBlock, j2); j += 32) {
-                float* c = p + r * ldp + j;
-                if (k0 == 0) {
-                    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-                } else {
-                    _tile_loadd(0, c, ldp * 4); _tile_loadd(1, c + 16, ldp * 4);
-                    _tile_loadd(2, c + 16 * ldp, ldp * 4); _tile_loadd(3, c + 16 * ldp + 16, ldp * 4);
+    for (uint32_t j0 = j1; j0 < j2; j0 += kColumnBlock) {
+        for (uint32_t k0 = k1; k0 < k2; k0 += kKChunk) {
+            const uint32_t kc = std::min(kKChunk, k2 - k0);  // k1 a multiple of kKChunk: one block of B
+            for (uint32_t r = r0; r < r1; r += 32) {
+                finite &= pack_a(a, s, r, k0, kc, ap);
+                for (uint32_t j = j0; j < std::min(j0 + kColumnBlock, j2); j += 32) {
+                    float* c = p + r * ldp + j;
+                    if (k0 == 0) {
+                        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+                    } else {
+                        _tile_loadd(0, c, ldp * 4); _tile_loadd(1, c + 16, ldp * 4);
+                        _tile_loadd(2, c + 16 * ldp, ldp * 4); _tile_loadd(3, c + 16 * ldp + 16, ldp * 4);
+                    }
+                    const uint16_t* b0 = bp + s.tile_at(j / 16, k0 / 16);
+                    const uint16_t* b1 = bp + s.tile_at(j / 16 + 1, k0 / 16);
+                    for (uint32_t t = 0; t < kc / 16; ++t) {
+                        const uint16_t* at = ap + t * 2048;
+                        _tile_loadd(6, b0 + t * 512, 64); _tile_loadd(4, at, 64); _tile_dpbf16ps(0, 4, 6);
+                        _tile_loadd(7, b1 + t * 512, 64); _tile_dpbf16ps(1, 4, 7);
+                        _tile_loadd(5, at + 1024, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+                        _tile_loadd(4, at + 512, 64); _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+                        _tile_loadd(5, at + 1536, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+                    }
+                    _tile_stored(0, c, ldp * 4); _tile_stored(1, c + 16, ldp * 4);
+                    _tile_stored(2, c + 16 * ldp, ldp * 4); _tile_stored(3, c + 16 * ldp + 16, ldp * 4);
                 }
-                const uint16_t* b0 = bp + s.tile_at(j / 16, k0 / 16);
-                const uint16_t* b1 = bp + s.tile_at(j / 16 + 1, k0 / 16);
-                for (uint32_t t = 0; t < kc / 16; ++t) {
-                    const uint16_t* at = ap + t * 2048;
-                    _tile_loadd(6, b0 + t * 512, 64); _tile_loadd(4, at, 64); _tile_dpbf16ps(0, 4, 6);
-                    _tile_loadd(7, b1 + t * 512, 64); _tile_dpbf16ps(1, 4, 7);
-                    _tile_loadd(5, at + 1024, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-                    _tile_loadd(4, at + 512, 64); _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
-                    _tile_loadd(5, at + 1536, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-                }
-                _tile_stored(0, c, ldp * 4); _tile_stored(1, c + 16, ldp * 4);
-                _tile_stored(2, c + 16 * ldp, ldp * 4); _tile_stored(3, c + 16 * ldp + 16, ldp * 4);
             }
         }
     }
@@ -184,30 +190,35 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Opera
     const uintptr_t aligned = (reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t(63);
     uint16_t* bp = reinterpret_cast<uint16_t*>(aligned);
     float* p = reinterpret_cast<float*>(aligned + s.packed_b_bytes());
-    uint32_t block = uint32_t(std::clamp<uint64_t>(kBlockBytes / (std::min(s.np, kColumnBlock) * 4) / 32 * 32, 32, 256));
-    if ((s.mp + block - 1) / block < pool.size()) block = std::max(32u, round_up(uint32_t((s.mp + pool.size() - 1) / pool.size()), 32));
+    // Row blocks of up to 256 rows, fewer where their products would outgrow kBlockBytes, or to give every thread one.
+    const uint32_t threads = uint32_t(pool.size());
+    const uint64_t fit = kBlockBytes / (std::min(s.np, kColumnBlock) * 4) / 32 * 32;
+    uint32_t block = uint32_t(std::clamp<uint64_t>(fit, 32, 256));
+    if ((s.mp + block - 1) / block < threads) block = std::max(32u, round_up((s.mp + threads - 1) / threads, 32));
     const uint32_t blocks = (s.mp + block - 1) / block;
     // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time, each
     // multiplied while in the caches (B's whole packed copy would be written to memory and its tiles loaded back from
     // there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm); with more row blocks, each reading all of B,
     // B is packed whole first.
-    const bool chunks = blocks <= pool.size();
+    const bool chunks = blocks <= threads;
     const uint32_t columns = chunks ? std::min(s.np, kColumnBlock) : s.np, span = chunks ? kKChunk : s.kp;
     std::vector<ThreadPool::Stage> stages;
     for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
         for (uint32_t k1 = 0; k1 < s.kp; k1 += span) {
             const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + span, s.kp);
-            stages.push_back({(j2 - j1) / 16, 4, [&, j1, k1, k2](size_t t0, size_t t1) {
-                                  if (!pack_b(b, s, uint32_t(j1 / 16 + t0), uint32_t(j1 / 16 + t1), k1, k2, bp)) finite = false;
-                              }});
-            stages.push_back({blocks, 1, [&, j1, j2, k1, k2](size_t b0, size_t b1) {
-                                  for (size_t i = b0; i < b1 && finite; ++i) {
-                                      const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
-                                      if (!multiply_rows(a, s, bp, r0, r1, j1, j2, k1, k2, p)) finite = false;
-                                      if (j2 == s.np && k2 == s.kp && finite)
-                                          for (uint32_t r = r0; r < std::min(r1, m); ++r) store_row(r, p + uint64_t(r) * s.np);
-                                  }
-                              }});
+            const auto pack = [&, j1, k1, k2](size_t t0, size_t t1) {
+                if (!pack_b(b, s, j1 / 16 + uint32_t(t0), j1 / 16 + uint32_t(t1), k1, k2, bp)) finite = false;
+            };
+            const auto multiply = [&, j1, j2, k1, k2](size_t b0, size_t b1) {
+                for (size_t i = b0; i < b1 && finite; ++i) {
+                    const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
+                    if (!multiply_rows(a, s, bp, r0, r1, j1, j2, k1, k2, p)) finite = false;
+                    if (j2 != s.np || k2 != s.kp || !finite) continue;  // the last stage stores the rows
+                    for (uint32_t r = r0; r < std::min(r1, m); ++r) store_row(r, p + uint64_t(r) * s.np);
+                }
+            };
+            stages.push_back({(j2 - j1) / 16, 4, pack});
+            stages.push_back({blocks, 1, multiply});
         }
     pool.parallel_stages(stages);
     return finite;

@@ -1,8 +1,8 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
 // float16 is widened into the workspace line by line (large products a K slice at a time), other strided views packed
 // there in the compute type. Large float16 products take AMX's BF16 tiles instead where the processor has them
-// (amx_gemm.h), operands read where they lie. The integer products run as exact double GEMMs (every product and partial sum of 8-bit
-// operands is an integer below 2^53).
+// (amx_gemm.h), operands read where they lie. The integer products run as exact double GEMMs (every product and
+// partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
 #include <algorithm>
@@ -82,7 +82,8 @@ constexpr uint64_t kWidenedBytes = 1 << 20;
 
 // The workspace bytes of the BLAS path: A, B and the product in the compute type.
 uint64_t blas_workspace(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y) {
-    const uint64_t elems = uint64_t(a.sizes[2]) * a.sizes[3] + uint64_t(b.sizes[2]) * b.sizes[3] + uint64_t(y.sizes[2]) * y.sizes[3];
+    const uint64_t elems = uint64_t(a.sizes[2]) * a.sizes[3] + uint64_t(b.sizes[2]) * b.sizes[3] +
+                           uint64_t(y.sizes[2]) * y.sizes[3];
     return elems * (y.data_type == DataType::Float64 ? 8 : 4);
 }
 
@@ -117,17 +118,23 @@ void run_gemm_typed(const KernelArgs& args) {
                 beta = C(d.beta);
             }
             if constexpr (std::is_same_v<T, half>) {
-                // A's rows run along its stored rows (columns when transposed), B's columns along its stored columns.
-                const Float16Operand A{a.as<T>() + la.offset(i0, i1), ta ? la.col_stride : la.row_stride, ta ? la.row_stride : la.col_stride};
-                const Float16Operand B{b.as<T>() + lb.offset(i0, i1), tb ? lb.row_stride : lb.col_stride, tb ? lb.col_stride : lb.row_stride};
-                const auto store_row = [&](uint32_t r, float* p) {
-                    if (c || d.alpha != 1)
-                        for (uint32_t j = 0; j < N; ++j) p[j] = C(d.alpha) * p[j] + (c ? beta * acc[uint64_t(r) * N + j] : 0);
-                    if (d.fused.is_none()) return narrow(p, out + uint64_t(r) * N, N);
-                    activate_run(d.fused, p, out + uint64_t(r) * N, N);
-                };
-                if (amx && amx_gemm(args.pool, M, N, K, A, B, args.workspace + blas_workspace(*a.desc, *b.desc, *y.desc), store_row))
-                    continue;
+                if (amx) {
+                    // A's rows run along its stored rows (columns when transposed), B's columns along its stored
+                    // columns (rows when transposed).
+                    const Float16Operand A{a.as<T>() + la.offset(i0, i1), ta ? la.col_stride : la.row_stride,
+                                           ta ? la.row_stride : la.col_stride};
+                    const Float16Operand B{b.as<T>() + lb.offset(i0, i1), tb ? lb.row_stride : lb.col_stride,
+                                           tb ? lb.col_stride : lb.row_stride};
+                    const auto store_row = [&](uint32_t r, float* p) {
+                        if (c || d.alpha != 1)
+                            for (uint32_t j = 0; j < N; ++j)
+                                p[j] = C(d.alpha) * p[j] + (c ? beta * acc[uint64_t(r) * N + j] : 0);
+                        if (d.fused.is_none()) return narrow(p, out + uint64_t(r) * N, N);
+                        activate_run(d.fused, p, out + uint64_t(r) * N, N);
+                    };
+                    std::byte* workspace = args.workspace + blas_workspace(*a.desc, *b.desc, *y.desc);
+                    if (amx_gemm(args.pool, M, N, K, A, B, workspace, store_row)) continue;
+                }
             }
             // K runs along A's stored columns (rows when transposed) and B's stored rows (columns when transposed).
             for (uint32_t k0 = 0; k0 < K; k0 += slice) {
