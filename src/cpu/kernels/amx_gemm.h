@@ -3,6 +3,7 @@
 // al bh + al bl, every term exact in float; TDPBF16PS sums them into float32 tiles. A row's k holds the pairs (ah,
 // al) and (al, ah), B's column (bh, bl): the pairwise dot products give ah bh + al bl and al bh + ah bl.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
