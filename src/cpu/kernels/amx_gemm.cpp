@@ -66,6 +66,45 @@ DML_AMX_TARGET inline __m512 load16(const half* p, int64_t stride, uint32_t coun
     return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(v)));
 }
 
+// The 16 x 16 floats r[q][l] as r[l][q].
+DML_AMX_TARGET inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int i = 0; i < 4; ++i) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
+// The 16 x 16 float16 whose element (q, l) lies at p[q * across + l * along] (those of q < rows and l < cols; the
+// rest zero), widened: x[q] holds row q. Rows whose elements are contiguous load as they lie; where the columns are
+// instead (a transposed operand), those load and are transposed, not read element by element.
+DML_AMX_TARGET void load_block(const half* p, int64_t across, int64_t along, uint32_t rows, uint32_t cols,
+                               __m512 x[16]) {
+    if (along != 1 && across == 1) {
+        for (uint32_t l = 0; l < 16; ++l) x[l] = l < cols ? load16(p + l * along, 1, rows) : _mm512_setzero_ps();
+        return transpose16(x);
+    }
+    for (uint32_t q = 0; q < 16; ++q) x[q] = q < rows ? load16(p + q * across, along, cols) : _mm512_setzero_ps();
+}
+
 DML_AMX_TARGET inline __mmask16 nonfinite(__m512 x) {
     const __m512i exponent = _mm512_set1_epi32(0x7f800000);
     return _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x), exponent), exponent);
@@ -81,23 +120,34 @@ DML_AMX_TARGET inline void split(__m512 x, __m512i& hl, __m512i& lh) {
     lh = _mm512_or_si512(_mm512_srli_epi32(lo, 16), hi);
 }
 
-// B's column tiles [t0, t1) over k in [k1, k2) as TDPBF16PS takes its second operand: a tile for each 16 k, a row a
-// k, 16 columns of (bh, bl) pairs in a row. Read along B's stored rows: down its columns (two tiles' 64 bytes of a
-// row, then the next row's) every read missed the caches, 64 x 4096 @ 4096 x 4096 1.5 times slower. Returns whether
-// all were finite.
+// B's column tiles [t0, t1) over k in [k1, k2) (multiples of 16) as TDPBF16PS takes its second operand: a tile for
+// each 16 k, a row a k, 16 columns of (bh, bl) pairs in a row. K blocks outside: reading a stored B's rows down its
+// columns (64 bytes of a row, then the next row's) missed the caches on every row, 64 x 4096 @ 4096 x 4096 1.5 times
+// slower. A transposed B's columns (K contiguous) have their next span of K fetched ahead, as pack_a does for A's rows.
+// Returns whether all were finite.
 DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint32_t k1, uint32_t k2,
                            uint16_t* bp) {
     __mmask16 bad = 0;
-    for (uint32_t k = k1; k < k2; ++k)
+    __m512 x[16];
+    for (uint32_t k = k1; k < k2; k += 16)
         for (uint32_t t = t0; t < t1; ++t) {
             const uint32_t j = t * 16;
-            __m512i hl = _mm512_setzero_si512(), lh;
-            if (k < s.k && j < s.n) {
-                const __m512 x = load16(b.data + j * b.stride + k * b.k_stride, b.stride, s.n - j);
-                bad |= nonfinite(x);
-                split(x, hl, lh);
+            uint16_t* dst = bp + s.tile_at(t, k / 16);
+            if (k >= s.k || j >= s.n) {
+                std::fill(dst, dst + 512, uint16_t(0));
+                continue;
             }
-            _mm512_store_si512(bp + s.tile_at(t, k / 16) + k % 16 * 32, hl);
+            load_block(b.data + j * b.stride + k * b.k_stride, b.k_stride, b.stride, s.k - k, s.n - j, x);
+            for (uint32_t q = 0; q < 16; ++q) {
+                __m512i hl, lh;
+                bad |= nonfinite(x[q]);
+                split(x[q], hl, lh);
+                _mm512_store_si512(dst + q * 32, hl);
+            }
+            if (b.k_stride == 1 && k + 16 >= k2)
+                for (uint32_t c = j; c < std::min(j + 16, s.n); ++c)
+                    for (uint32_t next = k2; next < std::min(2 * k2 - k1, s.k); next += 32)
+                        _mm_prefetch(reinterpret_cast<const char*>(b.data + c * b.stride + next), _MM_HINT_T1);
         }
     return !bad;
 }
@@ -109,24 +159,29 @@ DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32
 // all were finite.
 DML_AMX_TARGET bool pack_a(Float16Operand a, const Shape& s, uint32_t r, uint32_t k0, uint32_t kc, uint16_t* ap) {
     __mmask16 bad = 0;
-    for (uint32_t h = 0; h < 2; ++h)
-        for (uint32_t row = 0; row < 16; ++row) {
-            const uint32_t i = r + h * 16 + row;
-            for (uint32_t k = k0; k < k0 + kc; k += 16) {
-                uint16_t* dst = ap + ((k - k0) / 16 * 4 + 2 * h) * 512 + row * 32;
-                __m512i hl = _mm512_setzero_si512(), lh = hl;
-                if (i < s.m && k < s.k) {
-                    const __m512 x = load16(a.data + i * a.stride + k * a.k_stride, a.k_stride, s.k - k);
-                    bad |= nonfinite(x);
-                    split(x, hl, lh);
-                }
-                _mm512_store_si512(dst, hl);
-                _mm512_store_si512(dst + 512, lh);
+    __m512 x[16];
+    for (uint32_t h = 0; h < 2; ++h) {
+        const uint32_t i0 = r + h * 16, rows = i0 < s.m ? s.m - i0 : 0;
+        for (uint32_t k = k0; k < k0 + kc; k += 16) {
+            uint16_t* dst = ap + ((k - k0) / 16 * 4 + 2 * h) * 512;
+            if (k >= s.k || rows == 0) {
+                std::fill(dst, dst + 1024, uint16_t(0));
+                continue;
             }
-            if (a.k_stride == 1 && i < s.m)
+            load_block(a.data + i0 * a.stride + k * a.k_stride, a.stride, a.k_stride, rows, s.k - k, x);
+            for (uint32_t q = 0; q < 16; ++q) {
+                __m512i hl, lh;
+                bad |= nonfinite(x[q]);
+                split(x[q], hl, lh);
+                _mm512_store_si512(dst + q * 32, hl);
+                _mm512_store_si512(dst + 512 + q * 32, lh);
+            }
+        }
+        if (a.k_stride == 1)
+            for (uint32_t i = i0; i < std::min(i0 + 16, s.m); ++i)
                 for (uint32_t k = k0 + kc; k < std::min(k0 + 2 * kc, s.k); k += 32)
                     _mm_prefetch(reinterpret_cast<const char*>(a.data + i * a.stride + k), _MM_HINT_T1);
-        }
+    }
     return !bad;
 }
 
