@@ -37,10 +37,12 @@ struct Shape {
 
 }  // namespace
 
-// Against the widened sgemm (one thread): 128^3 and 64 x 4096 @ 4096 x 4096 faster, 96^3 and 32 x 1024 @ 1024 x 1024
-// slower (A's or B's packing shared by too few products).
+// Against the widened sgemm (one thread, ms): 32 x 1024 @ 1024 x 1024 0.43-0.52 / 0.81-0.86, 96^3 0.014-0.017 /
+// 0.018-0.020, 4096 x 1024 @ 1024 x 8 1.73 / 2.45; 64^3 and 16 rows ties (0.011 / 0.010-0.014; 16 x 4096 @ 4096 x 4096
+// 12.2-13.5 / 11.8-12.2); one row slower (1 x 4096 @ 4096 x 4096 11.2-11.5 / 9.4-9.7: B's packing for one product a
+// value, the tiles padded to 32 rows).
 bool amx_gemm_pays(uint32_t m, uint32_t n, uint32_t k) {
-    return cpu_has_amx() && m >= 64 && n >= 32 && uint64_t(m) * n * k >= (uint64_t(1) << 21);
+    return cpu_has_amx() && m >= 32 && n >= 8 && uint64_t(m) * n * k >= (uint64_t(1) << 18);
 }
 
 uint64_t amx_gemm_workspace(uint32_t m, uint32_t n, uint32_t k) {
