@@ -21,17 +21,24 @@ uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
 
 struct Shape {
     uint32_t m, n, k, mp, np, kp;
+    bool chunked = false;  // B packed and multiplied a block at a time, each block packed into the first's room
     Shape(uint32_t m, uint32_t n, uint32_t k)
         : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)) {}
-    uint64_t packed_b_bytes() const { return uint64_t(kp) * np * 4; }  // a (bh, bl) pair of bfloat16 an element
+    // B's packed copy, a (bh, bl) pair of bfloat16 an element: a block where every schedule is chunked (at most 256
+    // rows: one row block a thread, whatever the threads), else all of B.
+    uint64_t packed_b_bytes() const {
+        return mp <= 256 ? uint64_t(std::min(np, kColumnBlock)) * std::min(kp, kKChunk) * 4 : uint64_t(kp) * np * 4;
+    }
     uint64_t products_bytes() const { return uint64_t(mp) * np * 4; }
     // Where B's packed tile of columns [16 t, 16 t + 16) and k [16 kb, 16 kb + 16) lies (bfloat16 from the start): by
-    // blocks of kColumnBlock columns and kKChunk k, each block contiguous, in it column tile by column tile. (Column
-    // tiles whole along K were a power of 2 apart, a chunk's pieces falling into the same sets of the caches.)
+    // blocks of kColumnBlock columns and kKChunk k, each block contiguous (chunked: each block at the start), in it
+    // column tile by column tile. (Column tiles whole along K were a power of 2 apart, a chunk's pieces falling into
+    // the same sets of the caches.)
     uint64_t tile_at(uint32_t t, uint32_t kb) const {
         const uint32_t j1 = t * 16 / kColumnBlock * kColumnBlock, k1 = kb * 16 / kKChunk * kKChunk;
         const uint64_t width = std::min(kColumnBlock, np - j1), depth = std::min(kKChunk, kp - k1);
-        return 2 * (uint64_t(j1) * kp + k1 * width + (t * 16 - j1) * depth + (kb * 16 - k1) * 16);
+        const uint64_t block = chunked ? 0 : uint64_t(j1) * kp + k1 * width;
+        return 2 * (block + (t * 16 - j1) * depth + (kb * 16 - k1) * 16);
     }
 };
 
@@ -242,7 +249,7 @@ DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16
 
 bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Operand a, Float16Operand b,
               std::byte* workspace, const std::function<void(uint32_t, float*)>& store_row) {
-    const Shape s(m, n, k);
+    Shape s(m, n, k);
     std::atomic<bool> finite{true};
     const uintptr_t aligned = (reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t(63);
     uint16_t* bp = reinterpret_cast<uint16_t*>(aligned);
@@ -253,12 +260,12 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Opera
     uint32_t block = uint32_t(std::clamp<uint64_t>(fit, 32, 256));
     if ((s.mp + block - 1) / block < threads) block = std::max(32u, round_up((s.mp + threads - 1) / threads, 32));
     const uint32_t blocks = (s.mp + block - 1) / block;
-    // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time, each
-    // multiplied while in the caches (B's whole packed copy would be written to memory and its tiles loaded back from
-    // there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm); with more row blocks, each reading all of B,
-    // B is packed whole first.
-    const bool chunks = blocks <= threads;
-    const uint32_t columns = chunks ? std::min(s.np, kColumnBlock) : s.np, span = chunks ? kKChunk : s.kp;
+    // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time into one
+    // block's room, each multiplied while in the caches (B's whole packed copy would be written to memory and its
+    // tiles loaded back from there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm); with more row blocks,
+    // each reading all of B, B is packed whole first.
+    s.chunked = blocks <= threads;
+    const uint32_t columns = s.chunked ? std::min(s.np, kColumnBlock) : s.np, span = s.chunked ? kKChunk : s.kp;
     std::vector<ThreadPool::Stage> stages;
     for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
         for (uint32_t k1 = 0; k1 < s.kp; k1 += span) {
