@@ -149,8 +149,8 @@ def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
 # float16 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor has it; the
 # same tests check the widened BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
 # multiple of 16, M and N not multiples of 32 (the tiles' padding), rows in several blocks.
-LARGE_FLOAT16 = [(2048, 1, 1024), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300), (257, 257, 33),
-                 (600, 160, 96), (600, 50, 9), (130, 513, 70)]
+LARGE_FLOAT16 = [(2048, 1, 1024), (16, 300, 200), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300),
+                 (257, 257, 33), (600, 160, 96), (600, 50, 9), (130, 513, 70), (1, 4096, 4096)]
 
 
 @pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])

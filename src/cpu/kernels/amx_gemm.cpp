@@ -44,12 +44,13 @@ struct Shape {
 
 }  // namespace
 
-// Against the widened sgemm (one thread, ms): 32 x 1024 @ 1024 x 1024 0.43-0.52 / 0.81-0.86, 96^3 0.014-0.017 /
-// 0.018-0.020, 4096 x 1024 @ 1024 x 8 1.73 / 2.45; 64^3 and 16 rows ties (0.011 / 0.010-0.014; 16 x 4096 @ 4096 x 4096
-// 12.2-13.5 / 11.8-12.2); one row slower (1 x 4096 @ 4096 x 4096 11.2-11.5 / 9.4-9.7: B's packing for one product a
-// value, the tiles padded to 32 rows).
+// Against the widened sgemm (one thread, ms): 16 x 1024 @ 1024 x 1024 0.42 / 0.60-0.98, 32 x 1024 @ 1024 x 1024
+// 0.43-0.52 / 0.81-0.86, 96^3 0.014-0.017 / 0.018-0.020, 4096 x 1024 @ 1024 x 8 1.73 / 2.45; 64^3 ties (0.009-0.011 /
+// 0.010). Fewer rows pay only where B outgrows the caches, its packing then cheaper than its widening: 1 x 4096 @
+// 4096 x 4096 5.6-5.8 / 11.2, 8 x 4096 @ 4096 x 4096 6.9-7.1 / 12.1-12.2, but 1 x 1024 @ 1024 x 1024 0.36 / 0.17-0.19.
 bool amx_gemm_pays(uint32_t m, uint32_t n, uint32_t k) {
-    return cpu_has_amx() && m >= 32 && n >= 8 && uint64_t(m) * n * k >= (uint64_t(1) << 18);
+    const bool large_b = uint64_t(k) * n >= (uint64_t(1) << 24);
+    return cpu_has_amx() && (m >= 16 || large_b) && n >= 8 && uint64_t(m) * n * k >= (uint64_t(1) << 18);
 }
 
 uint64_t amx_gemm_workspace(uint32_t m, uint32_t n, uint32_t k) {
