@@ -15,6 +15,7 @@ namespace {
 // second-level cache for the next row pair.
 constexpr uint32_t kKChunk = 128;
 constexpr uint32_t kColumnBlock = 1024;
+constexpr uint32_t kColumnGroup = 256;  // a thread's share of a block of B in the chunked schedule
 
 // C in blocks of 2 x 2 tiles of 16 x 16 floats, so A's rows and B's columns are padded to 32 (zeros), K to 16.
 uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
@@ -263,28 +264,42 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Opera
     const uint32_t blocks = (s.mp + block - 1) / block;
     // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time into one
     // block's room, each multiplied while in the caches (B's whole packed copy would be written to memory and its
-    // tiles loaded back from there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm); with more row blocks,
-    // each reading all of B, B is packed whole first.
+    // tiles loaded back from there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm), a group of its columns
+    // by the thread that packed it (two threads packing halves of a block and each multiplying its rows by all of it
+    // read half from the other core's cache: 64 x 4096 @ 4096 x 4096 ran slower on two threads than on one); the rows
+    // stored at the end. With more row blocks, each reading all of B, B is packed whole first.
     s.chunked = blocks <= threads;
-    const uint32_t columns = s.chunked ? std::min(s.np, kColumnBlock) : s.np, span = s.chunked ? kKChunk : s.kp;
     std::vector<ThreadPool::Stage> stages;
-    for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
-        for (uint32_t k1 = 0; k1 < s.kp; k1 += span) {
-            const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + span, s.kp);
-            const auto pack = [&, j1, k1, k2](size_t t0, size_t t1) {
-                if (!pack_b(b, s, j1 / 16 + uint32_t(t0), j1 / 16 + uint32_t(t1), k1, k2, bp)) finite = false;
-            };
-            const auto multiply = [&, j1, j2, k1, k2](size_t b0, size_t b1) {
-                for (size_t i = b0; i < b1 && finite; ++i) {
-                    const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
-                    if (!multiply_rows(a, s, bp, r0, r1, j1, j2, k1, k2, p)) finite = false;
-                    if (j2 != s.np || k2 != s.kp || !finite) continue;  // the last stage stores the rows
-                    for (uint32_t r = r0; r < std::min(r1, m); ++r) store_row(r, p + uint64_t(r) * s.np);
-                }
-            };
-            stages.push_back({(j2 - j1) / 16, 4, pack});
-            stages.push_back({blocks, 1, multiply});
-        }
+    if (s.chunked) {
+        const uint32_t columns = std::min(s.np, kColumnBlock), groups = (columns + kColumnGroup - 1) / kColumnGroup;
+        for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
+            for (uint32_t k1 = 0; k1 < s.kp; k1 += kKChunk) {
+                const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + kKChunk, s.kp);
+                stages.push_back({groups, 1, [&, j1, j2, k1, k2](size_t g0, size_t g1) {
+                                      const uint32_t c1 = std::min(j1 + uint32_t(g0) * kColumnGroup, j2);
+                                      const uint32_t c2 = std::min(j1 + uint32_t(g1) * kColumnGroup, j2);
+                                      if (!finite || c1 == c2) return;
+                                      if (!pack_b(b, s, c1 / 16, c2 / 16, k1, k2, bp) ||
+                                          !multiply_rows(a, s, bp, 0, s.mp, c1, c2, k1, k2, p))
+                                          finite = false;
+                                  }});
+            }
+        stages.push_back({m, 16, [&](size_t r0, size_t r1) {
+                              for (size_t r = r0; r < r1 && finite; ++r) store_row(uint32_t(r), p + r * s.np);
+                          }});
+    } else {
+        stages.push_back({s.np / 16, 4, [&](size_t t0, size_t t1) {
+                              if (!pack_b(b, s, uint32_t(t0), uint32_t(t1), 0, s.kp, bp)) finite = false;
+                          }});
+        stages.push_back({blocks, 1, [&](size_t b0, size_t b1) {
+                              for (size_t i = b0; i < b1 && finite; ++i) {
+                                  const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
+                                  if (!multiply_rows(a, s, bp, r0, r1, 0, s.np, 0, s.kp, p)) finite = false;
+                                  for (uint32_t r = r0; r < std::min(r1, m) && finite; ++r)
+                                      store_row(r, p + uint64_t(r) * s.np);
+                              }
+                          }});
+    }
     pool.parallel_stages(stages);
     return finite;
 }
