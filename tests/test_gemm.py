@@ -146,6 +146,102 @@ def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
         assert bits_of(g[0, 0]) == bits_of(want)
 
 
+# float16 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor has it; the
+# same tests check the widened BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
+# multiple of 16, M and N not multiples of 32 (the tiles' padding), rows in several blocks.
+LARGE_FLOAT16 = [(2048, 1, 1024), (16, 300, 200), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300),
+                 (257, 257, 33), (600, 160, 96), (600, 50, 9), (130, 513, 70), (1, 4096, 4096)]
+
+
+@pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])
+def float16_graph(request, device):
+    """A graph on the device under test, on the cpu executor also with 2 threads (the tiles' row blocks split)."""
+    if request.param == 1:
+        return dml.Graph(device)
+    if device.kind != "cpu":
+        pytest.skip("threads are the cpu executor's")
+    return dml.Graph(dml.Device("cpu", threads=request.param))
+
+
+def float16_operand(shape, trans):
+    """A random float16 operand of these logical sizes as stored (transposed if asked), and the matrix it holds."""
+    x = rand((*shape[:2], shape[3], shape[2]) if trans else shape, np.float16)
+    return x, (x.swapaxes(2, 3) if trans else x).astype(np.float64)
+
+
+def assert_float16_product(got, want, magnitude):
+    """got: the float16 rounding of a float sum whose error against want (exact) is at most 1e-6 of the sum of the
+    terms' magnitudes. Float's own accumulation errs by about 1e-7 of it; a product term left out (lo times lo, about
+    2^-16 of each product) by more."""
+    bound = 2.0**-11 * np.abs(want) * 1.001 + 1e-6 * magnitude + 2.0**-25
+    err = np.abs(got.astype(np.float64) - want)
+    worst = np.unravel_index(np.argmax(err / bound), err.shape)
+    assert (err <= bound).all(), f"error {err[worst]:.3g} at {worst}: {err[worst] / bound[worst]:.2f} times the bound"
+
+
+@pytest.mark.parametrize("M,K,N", LARGE_FLOAT16)
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_float16_large_products(float16_graph, M, K, N, trans_a, trans_b):
+    # A B - C with C = A B rounded to float16: what is left (about 2^-12 of A B) shows the sum's own error.
+    (a, A), (b, B) = float16_operand((1, 1, M, K), trans_a), float16_operand((1, 1, K, N), trans_b)
+    c = (A @ B).astype(np.float16)
+    ea, eb, ec = (float16_graph.input(x.shape, np.float16) for x in (a, b, c))
+    T = dml.MatrixTransform
+    y = dml.gemm(ea, eb, ec, trans_a=T.TRANSPOSE if trans_a else T.NONE, trans_b=T.TRANSPOSE if trans_b else T.NONE,
+                 beta=-1.0)
+    (got,) = run(float16_graph, [y], {ea: a, eb: b, ec: c})
+    assert_float16_product(got, A @ B - c, np.abs(A) @ np.abs(B) + np.abs(c))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_gemm_float16_large_batched_alpha_beta(float16_graph, relu):
+    # batches with a broadcast b, a transposed view of a, alpha and beta on a broadcast c row, a fused relu
+    (a, A), (b, B) = float16_operand((2, 3, 70, 300), True), float16_operand((1, 1, 300, 100), False)
+    c = rand((1, 1, 1, 100), np.float16)
+    ea, eb, ec = (float16_graph.input(x.shape, np.float16) for x in (a, b, c))
+    y = dml.gemm(ea, dml.broadcast(eb, [2, 3, 300, 100]), dml.broadcast(ec, [2, 3, 70, 100]),
+                 trans_a=dml.MatrixTransform.TRANSPOSE, alpha=0.75, beta=-1.5,
+                 fused_activation=dml.FusedActivation.relu() if relu else dml.FusedActivation.none())
+    (got,) = run(float16_graph, [y], {ea: a, eb: b, ec: c})
+    want = 0.75 * (A @ B) - 1.5 * c.astype(np.float64)
+    magnitude = 0.75 * np.abs(A) @ np.abs(B) + 1.5 * np.abs(c.astype(np.float64))
+    assert_float16_product(got, np.maximum(want, 0) if relu else want, magnitude)
+
+
+@pytest.mark.parametrize("case", ["subnormal", "overflow", "inf_a", "nan_b", "inf_times_zero", "opposite_infs"])
+def test_gemm_float16_large_extremes(float16_graph, case):
+    # Values at float16's ends, and infinities and NaN as float arithmetic makes them (inf times 0 is NaN, inf - inf
+    # too): the tiles' split cannot carry an infinity, so such products are widened instead.
+    M, K, N = 100, 160, 140
+    a, b = rand((1, 1, M, K), np.float16), rand((1, 1, K, N), np.float16)
+    if case == "subnormal":
+        a *= np.float16(2.0**-14)  # most of a subnormal, most products below float16's range
+    elif case == "overflow":
+        a *= np.float16(6e4)
+        b[0, 0, :, ::2] *= np.float16(6e4)  # every other column's sums far past 65504
+    elif case == "inf_a":
+        a[0, 0, 3, 7], a[0, 0, 40, 0] = np.inf, -np.inf
+    elif case == "nan_b":
+        b[0, 0, 5, 9] = np.nan
+    elif case == "inf_times_zero":
+        a[0, 0, 10, 20], b[0, 0, 20, :40] = np.inf, 0
+    else:
+        a[0, 0, 1, 2], a[0, 0, 1, 3], b[0, 0, 2, 4], b[0, 0, 3, 4] = np.inf, np.inf, 1, -1
+    ea, eb = float16_graph.input(a.shape, np.float16), float16_graph.input(b.shape, np.float16)
+    (got,) = run(float16_graph, [dml.gemm(ea, eb)], {ea: a, eb: b})
+    A, B = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = A @ B
+        rounded = want.astype(np.float16)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(rounded))
+    np.testing.assert_array_equal(np.sign(got[np.isinf(got)]), np.sign(rounded[np.isinf(rounded)]))
+    finite = np.isfinite(rounded)
+    with np.errstate(invalid="ignore"):
+        magnitude = np.abs(A) @ np.abs(B)
+    assert_float16_product(got[finite], want[finite], magnitude[finite])
+
+
 def test_gemm_errors(graph):
     a, b = graph.input([1, 1, 3, 4]), graph.input([1, 1, 4, 5])
     with pytest.raises(ValueError, match="inner dimensions differ"):

@@ -1,12 +1,14 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
 // float16 is widened into the workspace line by line (large products a K slice at a time), other strided views packed
-// there in the compute type. The integer products run as exact double GEMMs (every product and partial sum of 8-bit
-// operands is an integer below 2^53).
+// there in the compute type. Large float16 products take AMX's BF16 tiles instead where the processor has them
+// (amx_gemm.h), operands read where they lie. The integer products run as exact double GEMMs (every product and
+// partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
 #include <algorithm>
 
 #include "../../executor/scalar_math.h"
+#include "amx_gemm.h"
 #include "blas_gemm.h"
 #include "float16_rows.h"
 #include "kernel.h"
@@ -78,6 +80,19 @@ BlasMatrix<C> k_slice(const T* base, MatrixLayout m, bool trans, bool k_rows, ui
 constexpr uint32_t kWidenedSlice = 256;
 constexpr uint64_t kWidenedBytes = 1 << 20;
 
+// The workspace bytes of the BLAS path: A, B and the product in the compute type.
+uint64_t blas_workspace(const TensorDesc& a, const TensorDesc& b, const TensorDesc& y) {
+    const uint64_t elems = uint64_t(a.sizes[2]) * a.sizes[3] + uint64_t(b.sizes[2]) * b.sizes[3] +
+                           uint64_t(y.sizes[2]) * y.sizes[3];
+    return elems * (y.data_type == DataType::Float64 ? 8 : 4);
+}
+
+// Whether a float16 product of this output takes amx_gemm (its workspace after the BLAS path's, which it falls back
+// to where an operand is not finite).
+bool takes_amx(const TensorDesc& y, uint32_t k) {
+    return y.data_type == DataType::Float16 && amx_gemm_pays(y.sizes[2], y.sizes[3], k);
+}
+
 template <class T>
 void run_gemm_typed(const KernelArgs& args) {
     using C = compute_t<T>;
@@ -91,6 +106,7 @@ void run_gemm_typed(const KernelArgs& args) {
     C* scratch_y = scratch_b + lb.count();
     const bool sliced = !std::is_same_v<T, C> && (uint64_t(M) + N) * K * sizeof(C) > kWidenedBytes;
     const uint32_t slice = sliced ? kWidenedSlice : K;
+    const bool amx = takes_amx(*y.desc, K);
     for (uint32_t i0 = 0; i0 < y.desc->sizes[0]; ++i0)
         for (uint32_t i1 = 0; i1 < y.desc->sizes[1]; ++i1) {
             T* out = y.as<T>() + (uint64_t(i0) * y.desc->sizes[1] + i1) * M * N;
@@ -100,6 +116,25 @@ void run_gemm_typed(const KernelArgs& args) {
                 MatrixLayout lc(*c.desc);
                 lc.pack(c.as<T>() + lc.offset(i0, i1), acc, [](T v, uint32_t, uint32_t) { return C(v); });
                 beta = C(d.beta);
+            }
+            if constexpr (std::is_same_v<T, half>) {
+                if (amx) {
+                    // A's rows run along its stored rows (columns when transposed), B's columns along its stored
+                    // columns (rows when transposed).
+                    const Float16Operand A{a.as<T>() + la.offset(i0, i1), ta ? la.col_stride : la.row_stride,
+                                           ta ? la.row_stride : la.col_stride};
+                    const Float16Operand B{b.as<T>() + lb.offset(i0, i1), tb ? lb.row_stride : lb.col_stride,
+                                           tb ? lb.col_stride : lb.row_stride};
+                    const auto store_row = [&](uint32_t r, float* p) {
+                        if (c || d.alpha != 1)
+                            for (uint32_t j = 0; j < N; ++j)
+                                p[j] = C(d.alpha) * p[j] + (c ? beta * acc[uint64_t(r) * N + j] : 0);
+                        if (d.fused.is_none()) return narrow(p, out + uint64_t(r) * N, N);
+                        activate_run(d.fused, p, out + uint64_t(r) * N, N);
+                    };
+                    std::byte* workspace = args.workspace + blas_workspace(*a.desc, *b.desc, *y.desc);
+                    if (amx_gemm(args.pool, M, N, K, A, B, workspace, store_row)) continue;
+                }
             }
             // K runs along A's stored columns (rows when transposed) and B's stored rows (columns when transposed).
             for (uint32_t k0 = 0; k0 < K; k0 += slice) {
@@ -127,9 +162,9 @@ void run_gemm(const KernelArgs& args) {
 
 uint64_t gemm_workspace(const Node& node) {
     const TensorDesc &a = node.inputs[0]->desc, &b = node.inputs[1]->desc, &y = node.outputs[0];
-    uint64_t elems = uint64_t(a.sizes[2]) * a.sizes[3] + uint64_t(b.sizes[2]) * b.sizes[3] +
-                     uint64_t(y.sizes[2]) * y.sizes[3];
-    return elems * (y.data_type == DataType::Float64 ? 8 : 4);
+    const auto& d = static_cast<const GemmDesc&>(*node.desc);
+    const uint32_t K = d.trans_a == MatrixTransform::Transpose ? a.sizes[2] : a.sizes[3];
+    return blas_workspace(a, b, y) + (takes_amx(y, K) ? amx_gemm_workspace(y.sizes[2], y.sizes[3], K) : 0);
 }
 
 // The exact products (A - a_zero_point) x (B - b_zero_point) of every [batch, channel] pair, each handed to

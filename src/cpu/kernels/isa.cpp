@@ -3,6 +3,12 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+#include <asm/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace dml::cpu {
 
 Isa cpu_isa() {
@@ -20,6 +26,23 @@ Isa cpu_isa() {
     return isa;
 #else
     return Isa::Generic;
+#endif
+}
+
+bool cpu_has_amx() {
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+    static const bool amx = [] {
+        const char* cap = std::getenv("DIRECTML_CPU_ISA");
+        if (cpu_isa() != Isa::Avx512 || (cap && std::string(cap) == "avx512")) return false;
+        if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("amx-tile") ||
+            !__builtin_cpu_supports("amx-bf16"))
+            return false;
+        constexpr long kXtileData = 18;  // XFEATURE_XTILEDATA: the tile registers' state, off until asked for
+        return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, kXtileData) == 0;
+    }();
+    return amx;
+#else
+    return false;
 #endif
 }
 

@@ -1,0 +1,316 @@
+#include "amx_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "isa.h"
+
+namespace dml::cpu {
+
+namespace {
+
+// K in chunks of 128: a row pair's packed chunk of A (32 rows x 128 k x 4 bfloat16, 32 KiB) stays in the first-level
+// cache while the column pairs' B tiles pass by, B's chunk of a block of 1024 columns (512 KiB, contiguous) in the
+// second-level cache for the next row pair.
+constexpr uint32_t kKChunk = 128;
+constexpr uint32_t kColumnBlock = 1024;
+constexpr uint32_t kColumnGroup = 256;  // a thread's share of a block of B in the chunked schedule
+
+// C in blocks of 2 x 2 tiles of 16 x 16 floats, so A's rows and B's columns are padded to 32 (zeros), K to 16.
+uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
+
+struct Shape {
+    uint32_t m, n, k, mp, np, kp;
+    bool chunked = false;  // B packed and multiplied a block at a time, each block packed into the first's room
+    Shape(uint32_t m, uint32_t n, uint32_t k)
+        : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)) {}
+    // B's packed copy, a (bh, bl) pair of bfloat16 an element: a block where every schedule is chunked (at most 256
+    // rows: one row block a thread, whatever the threads), else all of B.
+    uint64_t packed_b_bytes() const {
+        return mp <= 256 ? uint64_t(std::min(np, kColumnBlock)) * std::min(kp, kKChunk) * 4 : uint64_t(kp) * np * 4;
+    }
+    uint64_t products_bytes() const { return uint64_t(mp) * np * 4; }
+    // Where B's packed tile of columns [16 t, 16 t + 16) and k [16 kb, 16 kb + 16) lies (bfloat16 from the start): by
+    // blocks of kColumnBlock columns and kKChunk k, each block contiguous (chunked: each block at the start), in it
+    // column tile by column tile. (Column tiles whole along K were a power of 2 apart, a chunk's pieces falling into
+    // the same sets of the caches.)
+    uint64_t tile_at(uint32_t t, uint32_t kb) const {
+        const uint32_t j1 = t * 16 / kColumnBlock * kColumnBlock, k1 = kb * 16 / kKChunk * kKChunk;
+        const uint64_t width = std::min(kColumnBlock, np - j1), depth = std::min(kKChunk, kp - k1);
+        const uint64_t block = chunked ? 0 : uint64_t(j1) * kp + k1 * width;
+        return 2 * (block + (t * 16 - j1) * depth + (kb * 16 - k1) * 16);
+    }
+};
+
+}  // namespace
+
+// Against the widened sgemm (one thread, ms): 16 x 1024 @ 1024 x 1024 0.42 / 0.60-0.98, 32 x 1024 @ 1024 x 1024
+// 0.43-0.52 / 0.81-0.86, 96^3 0.014-0.017 / 0.018-0.020, 4096 x 1024 @ 1024 x 8 1.73 / 2.45; 64^3 ties (0.009-0.011 /
+// 0.010). Fewer rows pay only where B outgrows the caches, its packing then cheaper than its widening: 1 x 4096 @
+// 4096 x 4096 5.6-5.8 / 11.2, 8 x 4096 @ 4096 x 4096 6.9-7.1 / 12.1-12.2, but 1 x 1024 @ 1024 x 1024 0.36 / 0.17-0.19.
+bool amx_gemm_pays(uint32_t m, uint32_t n, uint32_t k) {
+    const bool large_b = uint64_t(k) * n >= (uint64_t(1) << 24);
+    return cpu_has_amx() && (m >= 16 || large_b) && n >= 8 && uint64_t(m) * n * k >= (uint64_t(1) << 18);
+}
+
+uint64_t amx_gemm_workspace(uint32_t m, uint32_t n, uint32_t k) {
+    const Shape s(m, n, k);
+    return 64 + s.packed_b_bytes() + s.products_bytes();  // 64: the tiles' rows aligned to cache lines
+}
+
+#if defined(DML_X86_DISPATCH) && defined(__linux__)
+
+namespace {
+
+#define DML_AMX_TARGET __attribute__((target("arch=x86-64-v4,amx-tile,amx-bf16")))
+
+// Rows in blocks whose float products over a column block (at most 1 MiB) stay in the second-level cache across the
+// K chunks.
+constexpr uint64_t kBlockBytes = 1 << 20;
+
+// 16 float16 from p, `count` of them (at most 16; the rest zero), `stride` apart, widened.
+DML_AMX_TARGET inline __m512 load16(const half* p, int64_t stride, uint32_t count) {
+    if (stride == 1) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(first_lanes(count), p));
+    alignas(32) uint16_t v[16] = {};
+    for (uint32_t i = 0; i < std::min(count, 16u); ++i) v[i] = p[i * stride].bits;
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(v)));
+}
+
+// The 16 x 16 floats r[q][l] as r[l][q].
+DML_AMX_TARGET inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int i = 0; i < 4; ++i) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+    }
+}
+
+// The 16 x 16 float16 whose element (q, l) lies at p[q * across + l * along] (those of q < rows and l < cols; the
+// rest zero), widened: x[q] holds row q. Rows whose elements are contiguous load as they lie; where the columns are
+// instead (a transposed operand), those load and are transposed, not read element by element.
+DML_AMX_TARGET void load_block(const half* p, int64_t across, int64_t along, uint32_t rows, uint32_t cols,
+                               __m512 x[16]) {
+    if (along != 1 && across == 1) {
+        for (uint32_t l = 0; l < 16; ++l) x[l] = l < cols ? load16(p + l * along, 1, rows) : _mm512_setzero_ps();
+        return transpose16(x);
+    }
+    for (uint32_t q = 0; q < 16; ++q) x[q] = q < rows ? load16(p + q * across, along, cols) : _mm512_setzero_ps();
+}
+
+DML_AMX_TARGET inline __mmask16 nonfinite(__m512 x) {
+    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+    return _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x), exponent), exponent);
+}
+
+// Each finite x as the bfloat16 pairs (hi, lo) and (lo, hi), hi first in memory. hi = x's low 16 bits dropped, lo =
+// x - hi: exact, and at most 3 significand bits, so lo's low 16 bits are zero too.
+DML_AMX_TARGET inline void split(__m512 x, __m512i& hl, __m512i& lh) {
+    const __m512i bits = _mm512_castps_si512(x);
+    const __m512i hi = _mm512_and_si512(bits, _mm512_set1_epi32(int(0xffff0000u)));
+    const __m512i lo = _mm512_castps_si512(_mm512_sub_ps(x, _mm512_castsi512_ps(hi)));
+    hl = _mm512_or_si512(_mm512_srli_epi32(bits, 16), lo);
+    lh = _mm512_or_si512(_mm512_srli_epi32(lo, 16), hi);
+}
+
+// B's column tiles [t0, t1) over k in [k1, k2) (multiples of 16) as TDPBF16PS takes its second operand: a tile for
+// each 16 k, a row a k, 16 columns of (bh, bl) pairs in a row. K blocks outside: reading a stored B's rows down its
+// columns (64 bytes of a row, then the next row's) missed the caches on every row, 64 x 4096 @ 4096 x 4096 1.5 times
+// slower. A transposed B's columns (K contiguous) have their next span of K fetched ahead, as pack_a does for A's rows.
+// Returns whether all were finite.
+DML_AMX_TARGET bool pack_b(Float16Operand b, const Shape& s, uint32_t t0, uint32_t t1, uint32_t k1, uint32_t k2,
+                           uint16_t* bp) {
+    __mmask16 bad = 0;
+    __m512 x[16];
+    for (uint32_t k = k1; k < k2; k += 16)
+        for (uint32_t t = t0; t < t1; ++t) {
+            const uint32_t j = t * 16;
+            uint16_t* dst = bp + s.tile_at(t, k / 16);
+            if (k >= s.k || j >= s.n) {
+                std::fill(dst, dst + 512, uint16_t(0));
+                continue;
+            }
+            load_block(b.data + j * b.stride + k * b.k_stride, b.k_stride, b.stride, s.k - k, s.n - j, x);
+            for (uint32_t q = 0; q < 16; ++q) {
+                __m512i hl, lh;
+                bad |= nonfinite(x[q]);
+                split(x[q], hl, lh);
+                _mm512_store_si512(dst + q * 32, hl);
+            }
+            if (b.k_stride == 1 && k + 16 >= k2)
+                for (uint32_t c = j; c < std::min(j + 16, s.n); ++c)
+                    for (uint32_t next = k2; next < std::min(2 * k2 - k1, s.k); next += 32)
+                        _mm_prefetch(reinterpret_cast<const char*>(b.data + c * b.stride + next), _MM_HINT_T1);
+        }
+    return !bad;
+}
+
+// A's rows [r, r + 32) over k in [k0, k0 + kc) as four tiles for each 16 k: rows r to r + 15 as (ah, al) pairs, the
+// same as (al, ah), then rows r + 16 to r + 31 likewise. Where A's rows are contiguous, the rows' next chunk is
+// fetched ahead into the second-level cache: the row block's 256 rows a K chunk apart are more streams than the
+// processor's own prefetcher follows (4096 x 4096 @ 4096 x 64 waited on these loads half its time). Returns whether
+// all were finite.
+DML_AMX_TARGET bool pack_a(Float16Operand a, const Shape& s, uint32_t r, uint32_t k0, uint32_t kc, uint16_t* ap) {
+    __mmask16 bad = 0;
+    __m512 x[16];
+    for (uint32_t h = 0; h < 2; ++h) {
+        const uint32_t i0 = r + h * 16, rows = i0 < s.m ? s.m - i0 : 0;
+        for (uint32_t k = k0; k < k0 + kc; k += 16) {
+            uint16_t* dst = ap + ((k - k0) / 16 * 4 + 2 * h) * 512;
+            if (k >= s.k || rows == 0) {
+                std::fill(dst, dst + 1024, uint16_t(0));
+                continue;
+            }
+            load_block(a.data + i0 * a.stride + k * a.k_stride, a.stride, a.k_stride, rows, s.k - k, x);
+            for (uint32_t q = 0; q < 16; ++q) {
+                __m512i hl, lh;
+                bad |= nonfinite(x[q]);
+                split(x[q], hl, lh);
+                _mm512_store_si512(dst + q * 32, hl);
+                _mm512_store_si512(dst + 512 + q * 32, lh);
+            }
+        }
+        if (a.k_stride == 1)
+            for (uint32_t i = i0; i < std::min(i0 + 16, s.m); ++i)
+                for (uint32_t k = k0 + kc; k < std::min(k0 + 2 * kc, s.k); k += 32)
+                    _mm_prefetch(reinterpret_cast<const char*>(a.data + i * a.stride + k), _MM_HINT_T1);
+    }
+    return !bad;
+}
+
+struct alignas(64) TileConfig {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+
+// The products of rows [r0, r1) and columns [j1, j2) (multiples of 32) over k in [k1, k2) (multiples of 16) added
+// into p (s.np floats a row; k1 = 0 starts it). Tiles 0-3: C's 2 x 2; 4, 5: A; 6, 7: B. Each load sits right before
+// the first product that reads it. Returns whether A's rows were all finite.
+DML_AMX_TARGET bool multiply_rows(Float16Operand a, const Shape& s, const uint16_t* bp, uint32_t r0, uint32_t r1,
+                                  uint32_t j1, uint32_t j2, uint32_t k1, uint32_t k2, float* p) {
+    alignas(64) uint16_t ap[kKChunk / 16 * 4 * 512];
+    TileConfig config{};
+    config.palette = 1;
+    for (int t = 0; t < 8; ++t) config.colsb[t] = 64, config.rows[t] = 16;
+    _tile_loadconfig(&config);
+    const uint64_t ldp = s.np;
+    bool finite = true;
+    for (uint32_t j0 = j1; j0 < j2; j0 += kColumnBlock) {
+        for (uint32_t k0 = k1; k0 < k2; k0 += kKChunk) {
+            const uint32_t kc = std::min(kKChunk, k2 - k0);  // k1 a multiple of kKChunk: one block of B
+            for (uint32_t r = r0; r < r1; r += 32) {
+                finite &= pack_a(a, s, r, k0, kc, ap);
+                for (uint32_t j = j0; j < std::min(j0 + kColumnBlock, j2); j += 32) {
+                    float* c = p + r * ldp + j;
+                    if (k0 == 0) {
+                        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+                    } else {
+                        _tile_loadd(0, c, ldp * 4); _tile_loadd(1, c + 16, ldp * 4);
+                        _tile_loadd(2, c + 16 * ldp, ldp * 4); _tile_loadd(3, c + 16 * ldp + 16, ldp * 4);
+                    }
+                    const uint16_t* b0 = bp + s.tile_at(j / 16, k0 / 16);
+                    const uint16_t* b1 = bp + s.tile_at(j / 16 + 1, k0 / 16);
+                    for (uint32_t t = 0; t < kc / 16; ++t) {
+                        const uint16_t* at = ap + t * 2048;
+                        _tile_loadd(6, b0 + t * 512, 64); _tile_loadd(4, at, 64); _tile_dpbf16ps(0, 4, 6);
+                        _tile_loadd(7, b1 + t * 512, 64); _tile_dpbf16ps(1, 4, 7);
+                        _tile_loadd(5, at + 1024, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+                        _tile_loadd(4, at + 512, 64); _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+                        _tile_loadd(5, at + 1536, 64); _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+                    }
+                    _tile_stored(0, c, ldp * 4); _tile_stored(1, c + 16, ldp * 4);
+                    _tile_stored(2, c + 16 * ldp, ldp * 4); _tile_stored(3, c + 16 * ldp + 16, ldp * 4);
+                }
+            }
+        }
+    }
+    _tile_release();
+    return finite;
+}
+
+}  // namespace
+
+bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, Float16Operand a, Float16Operand b,
+              std::byte* workspace, const std::function<void(uint32_t, float*)>& store_row) {
+    Shape s(m, n, k);
+    std::atomic<bool> finite{true};
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t(63);
+    uint16_t* bp = reinterpret_cast<uint16_t*>(aligned);
+    float* p = reinterpret_cast<float*>(aligned + s.packed_b_bytes());
+    // Row blocks of up to 256 rows, fewer where their products would outgrow kBlockBytes, or to give every thread one.
+    const uint32_t threads = uint32_t(pool.size());
+    const uint64_t fit = kBlockBytes / (std::min(s.np, kColumnBlock) * 4) / 32 * 32;
+    uint32_t block = uint32_t(std::clamp<uint64_t>(fit, 32, 256));
+    if ((s.mp + block - 1) / block < threads) block = std::max(32u, round_up((s.mp + threads - 1) / threads, 32));
+    const uint32_t blocks = (s.mp + block - 1) / block;
+    // Where each thread has one row block at most, B is packed a block of columns and K chunk at a time into one
+    // block's room, each multiplied while in the caches (B's whole packed copy would be written to memory and its
+    // tiles loaded back from there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm), a group of its columns
+    // by the thread that packed it (two threads packing halves of a block and each multiplying its rows by all of it
+    // read half from the other core's cache: 64 x 4096 @ 4096 x 4096 ran slower on two threads than on one); the rows
+    // stored at the end. With more row blocks, each reading all of B, B is packed whole first.
+    s.chunked = blocks <= threads;
+    std::vector<ThreadPool::Stage> stages;
+    if (s.chunked) {
+        const uint32_t columns = std::min(s.np, kColumnBlock), groups = (columns + kColumnGroup - 1) / kColumnGroup;
+        for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
+            for (uint32_t k1 = 0; k1 < s.kp; k1 += kKChunk) {
+                const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + kKChunk, s.kp);
+                stages.push_back({groups, 1, [&, j1, j2, k1, k2](size_t g0, size_t g1) {
+                                      const uint32_t c1 = std::min(j1 + uint32_t(g0) * kColumnGroup, j2);
+                                      const uint32_t c2 = std::min(j1 + uint32_t(g1) * kColumnGroup, j2);
+                                      if (!finite || c1 == c2) return;
+                                      if (!pack_b(b, s, c1 / 16, c2 / 16, k1, k2, bp) ||
+                                          !multiply_rows(a, s, bp, 0, s.mp, c1, c2, k1, k2, p))
+                                          finite = false;
+                                  }});
+            }
+        stages.push_back({m, 16, [&](size_t r0, size_t r1) {
+                              for (size_t r = r0; r < r1 && finite; ++r) store_row(uint32_t(r), p + r * s.np);
+                          }});
+    } else {
+        stages.push_back({s.np / 16, 4, [&](size_t t0, size_t t1) {
+                              if (!pack_b(b, s, uint32_t(t0), uint32_t(t1), 0, s.kp, bp)) finite = false;
+                          }});
+        stages.push_back({blocks, 1, [&](size_t b0, size_t b1) {
+                              for (size_t i = b0; i < b1 && finite; ++i) {
+                                  const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
+                                  if (!multiply_rows(a, s, bp, r0, r1, 0, s.np, 0, s.kp, p)) finite = false;
+                                  for (uint32_t r = r0; r < std::min(r1, m) && finite; ++r)
+                                      store_row(r, p + uint64_t(r) * s.np);
+                              }
+                          }});
+    }
+    pool.parallel_stages(stages);
+    return finite;
+}
+
+#else
+
+bool amx_gemm(ThreadPool&, uint32_t, uint32_t, uint32_t, Float16Operand, Float16Operand, std::byte*,
+              const std::function<void(uint32_t, float*)>&) {
+    return false;
+}
+
+#endif
+
+}  // namespace dml::cpu
