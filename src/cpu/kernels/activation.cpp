@@ -26,7 +26,7 @@ void run_activation(const KernelArgs& args) {
         using C = compute_t<T>;
         if constexpr (std::is_floating_point_v<C>)  // the function a constant: each loop vectorizes
             with_activation(f.function, [&]<ActivationFunction A>() {
-                map_elements<T, T>(args, [&](T x) { return T(activate<A>(f, C(x))); });
+                map_computed<T, 1>(args, [&](C x) { return activate<A>(f, x); });
             });
         else  // integers: RELU only (the builder admits no other)
             map_elements<T, T>(args, [](T x) { return x > T(0) ? x : T(0); });

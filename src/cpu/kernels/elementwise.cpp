@@ -34,9 +34,9 @@ void run_unary_typed(const KernelArgs& args) {
         with_constant(d.function, int_range<0, int(UnaryFunction::ConstantPow) + 1>, [&]<UnaryFunction F>() {
             if (d.scale_bias) {
                 const C scale = C(d.scale_bias->scale), bias = C(d.scale_bias->bias);
-                return map_elements<T, T>(args, [&](T x) { return T(apply_unary(F, affine(C(x), scale, bias), p)); });
+                return map_computed<T, 1>(args, [&](C x) { return apply_unary(F, affine(x, scale, bias), p); });
             }
-            map_elements<T, T>(args, [&](T x) { return T(apply_unary(F, C(x), p)); });
+            map_computed<T, 1>(args, [&](C x) { return apply_unary(F, x, p); });
         });
     } else {
         // Integer tensors: the builder admits only these, without scale/bias (a plain identity copies bits).
@@ -67,7 +67,7 @@ void run_round(const KernelArgs& args) {
         using C = compute_t<T>;
         if constexpr (std::is_floating_point_v<C>) {
             with_constant(mode, int_range<0, int(RoundingMode::TowardInfinity) + 1>, [&]<RoundingMode M>() {
-                map_elements<T, T>(args, [](T x) { return T(apply_round(M, C(x))); });
+                map_computed<T, 1>(args, [](C x) { return apply_round(M, x); });
             });
         }
     });
@@ -106,7 +106,7 @@ void run_binary(const KernelArgs& args) {
     visit_numeric(type, [&]<class T>() {
         using C = compute_t<T>;
         with_constant(f, int_range<0, first_bitwise>, [&]<BinaryFunction F>() {
-            map_elements<T, T, T>(args, [](T x, T y) { return T(apply_binary(F, C(x), C(y))); });
+            map_computed<T, 2>(args, [](C x, C y) { return apply_binary(F, x, y); });
         });
         const FusedActivation& fused = args.desc<BinaryDesc>().fused;  // ADD1's, on the output in place
         if constexpr (std::is_floating_point_v<C>) {
@@ -164,9 +164,9 @@ void run_clip(const KernelArgs& args) {
         const C lo = typed_bound<T>(d.min), hi = typed_bound<T>(d.max);
         if (d.scale_bias) {
             const C scale = C(d.scale_bias->scale), bias = C(d.scale_bias->bias);
-            map_elements<T, T>(args, [=](T x) { return T(apply_clip(affine(C(x), scale, bias), lo, hi)); });
+            map_computed<T, 1>(args, [=](C x) { return apply_clip(affine(x, scale, bias), lo, hi); });
         } else {
-            map_elements<T, T>(args, [=](T x) { return T(apply_clip(C(x), lo, hi)); });
+            map_computed<T, 1>(args, [=](C x) { return apply_clip(x, lo, hi); });
         }
     });
 }
