@@ -105,16 +105,10 @@ void run_binary(const KernelArgs& args) {
         });
     visit_numeric(type, [&]<class T>() {
         using C = compute_t<T>;
+        const FusedActivation& fused = args.desc<BinaryDesc>().fused;  // ADD1's
         with_constant(f, int_range<0, first_bitwise>, [&]<BinaryFunction F>() {
-            map_computed<T, 2>(args, [](C x, C y) { return apply_binary(F, x, y); });
+            map_computed<T, 2>(args, [](C x, C y) { return apply_binary(F, x, y); }, fused);
         });
-        const FusedActivation& fused = args.desc<BinaryDesc>().fused;  // ADD1's, on the output in place
-        if constexpr (std::is_floating_point_v<C>) {
-            if (fused.is_none()) return;
-            T* out = args.outputs[0].as<T>();
-            args.pool.parallel_for(size_t(args.outputs[0].desc->element_count()), 32768,
-                                   [&](size_t b, size_t e) { activate_run(fused, out + b, out + b, e - b); });
-        }
     });
 }
 

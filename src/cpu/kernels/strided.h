@@ -119,9 +119,9 @@ DML_VECTOR_CLONES void map_float_block(float* o, uint64_t m, G& g, const std::ar
 }
 
 // map_computed for float16: each row a block at a time, every input's block widened into a float buffer (a
-// contiguous one by F16C), g applied there and the results narrowed into the output.
+// contiguous one by F16C), g and `then` applied there and the results narrowed into the output.
 template <class G, size_t... I>
-void map_float16(const KernelArgs& args, G& g, std::index_sequence<I...>) {
+void map_float16(const KernelArgs& args, G& g, const FusedActivation& then, std::index_sequence<I...>) {
     constexpr size_t K = sizeof...(I);
     constexpr uint64_t kBlock = 256;  // K + 1 buffers of it stay in the first-level cache
     const TensorArg& y = args.outputs[0];
@@ -141,6 +141,7 @@ void map_float16(const KernelArgs& args, G& g, std::index_sequence<I...>) {
                                         for (uint64_t j = 0; j < m; ++j) buffer[k][j] = float(x[int64_t(j) * stride]);
                                 }
                                 map_float_block(buffer[K], m, g, {buffer[I]...}, std::index_sequence<I...>{});
+                                if (!then.is_none()) activate_run(then, buffer[K], buffer[K], m);
                                 narrow(buffer[K], out + off[0] + b, m);  // the output is packed
                             }
                         });
@@ -154,18 +155,26 @@ void map_elements(const KernelArgs& args, F&& f) {
     detail::map_elements<Out, In...>(args, f, std::index_sequence_for<In...>{});
 }
 
-// out[i] = T(g(C(in0[i]), ..., C(in{K-1}[i]))) for an output and K inputs of type T, g on T's compute type C: as
-// map_elements, except that float16 values are converted a block at a time by F16C, where half's own conversions
-// (a dozen instructions each) made a float16 addition as slow as a float32 one, at half the bytes.
+// out[i] = T(then(g(C(in0[i]), ..., C(in{K-1}[i])))) for an output and K inputs of type T, g on T's compute type
+// C, `then` a fused activation (floating-point T) or none: as map_elements, except that float16 values are
+// converted a block at a time by F16C, where half's own conversions (a dozen instructions each) made a float16
+// addition as slow as a float32 one, at half the bytes; and that float16 outputs take `then` in the same pass,
+// rounded once (the other types in a second pass over the output, as stored).
 template <class T, size_t K, class G>
-void map_computed(const KernelArgs& args, G&& g) {
+void map_computed(const KernelArgs& args, G&& g, const FusedActivation& then = {}) {
     using C = compute_t<T>;
     if constexpr (std::is_same_v<T, half>) {
-        detail::map_float16(args, g, std::make_index_sequence<K>{});
+        detail::map_float16(args, g, then, std::make_index_sequence<K>{});
     } else {
         [&]<size_t... I>(std::index_sequence<I...>) {
             map_elements<T, detail::Repeat<T, I>...>(args, [&](detail::Repeat<T, I>... x) { return T(g(C(x)...)); });
         }(std::make_index_sequence<K>{});
+        if constexpr (std::is_floating_point_v<C>) {
+            if (then.is_none()) return;
+            T* out = args.outputs[0].as<T>();
+            args.pool.parallel_for(size_t(args.outputs[0].desc->element_count()), 32768,
+                                   [&](size_t b, size_t e) { activate_run(then, out + b, out + b, e - b); });
+        }
     }
 }
 
