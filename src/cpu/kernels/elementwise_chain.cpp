@@ -32,15 +32,6 @@ DML_VECTOR_CLONES void zip_block(C* v, const C* x, const C* o, uint64_t m, F f) 
     for (uint64_t j = 0; j < m; ++j) v[j] = f(x[j], o[j]);
 }
 template <class T, class C>
-DML_VECTOR_CLONES void load_block(C* v, const T* x, int64_t stride, uint64_t m) {
-    if constexpr (std::is_same_v<T, half>)
-        if (stride == 1) return widen(x, v, m);
-    if (stride == 1)
-        for (uint64_t j = 0; j < m; ++j) v[j] = C(x[j]);
-    else
-        for (uint64_t j = 0; j < m; ++j) v[j] = C(x[int64_t(j) * stride]);
-}
-template <class T, class C>
 DML_VECTOR_CLONES void store_block(T* y, const C* v, uint64_t m) {
     if constexpr (std::is_same_v<T, half>) return narrow(v, y, m);
     for (uint64_t j = 0; j < m; ++j) y[j] = T(v[j]);

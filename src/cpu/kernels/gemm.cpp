@@ -129,7 +129,6 @@ void run_gemm_typed(const KernelArgs& args) {
                         if (c || d.alpha != 1)
                             for (uint32_t j = 0; j < N; ++j)
                                 p[j] = C(d.alpha) * p[j] + (c ? beta * acc[uint64_t(r) * N + j] : 0);
-                        if (d.fused.is_none()) return narrow(p, out + uint64_t(r) * N, N);
                         activate_run(d.fused, p, out + uint64_t(r) * N, N);
                     };
                     std::byte* workspace = args.workspace + blas_workspace(*a.desc, *b.desc, *y.desc);
@@ -145,11 +144,8 @@ void run_gemm_typed(const KernelArgs& args) {
                              k0 ? C(1) : beta, acc, int(N));
             }
             if (!d.fused.is_none() || !std::is_same_v<T, C>) {
-                args.pool.parallel_for(uint64_t(M) * N, 16384, [&](size_t s, size_t e) {
-                    if constexpr (std::is_same_v<T, half>)
-                        if (d.fused.is_none()) return narrow(acc + s, out + s, e - s);
-                    activate_run(d.fused, acc + s, out + s, e - s);
-                });
+                args.pool.parallel_for(uint64_t(M) * N, 16384,
+                                       [&](size_t s, size_t e) { activate_run(d.fused, acc + s, out + s, e - s); });
             }
         }
 }

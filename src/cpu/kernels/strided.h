@@ -81,6 +81,17 @@ inline void copy_strided(ThreadPool& pool, Sizes shape, size_t element_size, std
     visit_storage(element_size, copy);
 }
 
+// v[j] = C(x[j * stride]) for m values (float16 rows widened by F16C where contiguous).
+template <class T, class C>
+DML_VECTOR_CLONES void load_block(C* v, const T* x, int64_t stride, uint64_t m) {
+    if constexpr (std::is_same_v<T, half>)
+        if (stride == 1) return widen(x, v, m);
+    if (stride == 1)
+        for (uint64_t j = 0; j < m; ++j) v[j] = C(x[j]);
+    else
+        for (uint64_t j = 0; j < m; ++j) v[j] = C(x[int64_t(j) * stride]);
+}
+
 namespace detail {
 // o[j] = f(x[j * stride]...) along one row; rows whose inputs are all contiguous take a loop the compiler can
 // vectorize without checking strides.
@@ -119,7 +130,7 @@ DML_VECTOR_CLONES void map_float_block(float* o, uint64_t m, G& g, const std::ar
 }
 
 // map_computed for float16: each row a block at a time, every input's block widened into a float buffer (a
-// contiguous one by F16C), g and `then` applied there and the results narrowed into the output.
+// contiguous one by F16C), g applied there, then `then` on the way into the output (activate_run narrows).
 template <class G, size_t... I>
 void map_float16(const KernelArgs& args, G& g, const FusedActivation& then, std::index_sequence<I...>) {
     constexpr size_t K = sizeof...(I);
@@ -127,24 +138,19 @@ void map_float16(const KernelArgs& args, G& g, const FusedActivation& then, std:
     const TensorArg& y = args.outputs[0];
     half* out = y.as<half>();
     const std::array<const half*, K> in{args.inputs[I].template as<half>()...};
-    for_each_row<K + 1>(args.pool, y.desc->sizes,
-                        std::array<Strides, K + 1>{y.desc->effective_strides(), args.inputs[I].desc->effective_strides()...},
-                        [&](auto off, auto st, uint64_t n) {
-                            float buffer[K + 1][kBlock];
-                            for (uint64_t b = 0; b < n; b += kBlock) {
-                                const uint64_t m = std::min(kBlock, n - b);
-                                for (size_t k = 0; k < K; ++k) {
-                                    const int64_t stride = int64_t(st[k + 1]);
-                                    const half* x = in[k] + off[k + 1] + int64_t(b) * stride;
-                                    if (stride == 1) widen(x, buffer[k], m);
-                                    else
-                                        for (uint64_t j = 0; j < m; ++j) buffer[k][j] = float(x[int64_t(j) * stride]);
-                                }
-                                map_float_block(buffer[K], m, g, {buffer[I]...}, std::index_sequence<I...>{});
-                                if (!then.is_none()) activate_run(then, buffer[K], buffer[K], m);
-                                narrow(buffer[K], out + off[0] + b, m);  // the output is packed
-                            }
-                        });
+    const std::array<Strides, K + 1> strides{y.desc->effective_strides(), args.inputs[I].desc->effective_strides()...};
+    for_each_row<K + 1>(args.pool, y.desc->sizes, strides, [&](auto off, auto st, uint64_t n) {
+        float buffer[K + 1][kBlock];
+        for (uint64_t b = 0; b < n; b += kBlock) {
+            const uint64_t m = std::min(kBlock, n - b);
+            for (size_t k = 0; k < K; ++k) {
+                const int64_t stride = int64_t(st[k + 1]);
+                load_block(buffer[k], in[k] + off[k + 1] + int64_t(b) * stride, stride, m);
+            }
+            map_float_block(buffer[K], m, g, {buffer[I]...}, std::index_sequence<I...>{});
+            activate_run(then, buffer[K], out + off[0] + b, m);  // the output is packed
+        }
+    });
 }
 }  // namespace detail
 

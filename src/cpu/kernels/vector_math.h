@@ -11,6 +11,7 @@
 
 #include "../../executor/scalar_math.h"
 #include "../../executor/type_visits.h"
+#include "float16_rows.h"
 
 // A hot loop built once per x86-64 vector width (AVX-512, AVX2 with FMA, the baseline) and picked when the module
 // loads (GCC / Clang function multi-versioning, x86-64 Linux builds); elsewhere the one baseline build. The helpers
@@ -68,7 +69,20 @@ DML_VECTOR_CLONES void activate_row(const FusedActivation& f, const X* x, T* y, 
 }
 template <class T, class X>
 void activate_run(const FusedActivation& f, const X* x, T* y, uint64_t n) {
-    with_activation(f.function, [&]<ActivationFunction A>() { activate_row<A>(f, x, y, n); });
+    if constexpr (std::is_same_v<T, half> && std::is_same_v<X, float>) {
+        // Float results into float16: activated a block at a time in float, then narrowed by F16C
+        // (float16_rows.h), where half's own conversion, value by value, costs more than most activations.
+        if (f.is_none()) return narrow(x, y, n);
+        constexpr uint64_t kBlock = 256;
+        float block[kBlock];
+        for (uint64_t b = 0; b < n; b += kBlock) {
+            const uint64_t m = std::min(kBlock, n - b);
+            activate_run(f, x + b, block, m);
+            narrow(block, y + b, m);
+        }
+    } else {
+        with_activation(f.function, [&]<ActivationFunction A>() { activate_row<A>(f, x, y, n); });
+    }
 }
 
 // Kept in kLanes independent partial results, combined at the end.
