@@ -208,9 +208,9 @@ struct PartLayout {
         // one set of the first-level cache where a point's size is a power of two times a few kilobytes
         in_point = g.in_channels * in_channel + kGroup, out_point = p.padded_out * p.block + kGroup;
         input = 0;
-        products = input + p.points * in_point;
-        rows = products + p.points * out_point;
-        out_rows = rows + p.side * M * pitch;
+        products = input + p.points() * in_point;
+        rows = products + p.points() * out_point;
+        out_rows = rows + p.side() * M * pitch;
         total = out_rows + M * M * pitch;
     }
 };
@@ -314,12 +314,12 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(con
     if (!eligible || !pays(g)) return;
     tile = &k->tile_for(g.out_channels, false);
     padded_out = tile->padded(g.out_channels);
-    taps = g.kernel[1], side = M + taps - 1, points = side * side;
+    taps = g.kernel[1];
     tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + reach(taps);
     // a block's input and products in half the second-level cache, in whole position blocks of the tile
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
     const int64_t bp = tile->block_positions, tiles = row * tiles_y;
-    const int64_t fit = budget / int64_t(sizeof(float) * points * (g.in_channels + padded_out)) / bp * bp;
+    const int64_t fit = budget / int64_t(sizeof(float) * points() * (g.in_channels + padded_out)) / bp * bp;
     block = std::clamp(fit, bp, (tiles + bp - 1) / bp * bp);
     parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
 }

@@ -21,7 +21,6 @@ struct WinogradPlan {
     static constexpr int64_t reach(int64_t taps) { return (taps + kOut - 2) / kOut; }
     const DirectTile* tile = nullptr;    // the products' register tile
     int64_t taps = 0;                    // the filter's side: 3 or 5
-    int64_t side = 0, points = 0;        // a tile's inputs a side (kOut + taps - 1), and its points (side squared)
     int64_t tiles_x = 0, tiles_y = 0;    // tiles of an image
     int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and reach(taps) dropped
     int64_t block = 0;                   // tiles a block (whole position blocks of `tile`)
@@ -33,8 +32,10 @@ struct WinogradPlan {
     // group, a direct kernel for the products) and pays for (convolution.cpp's rule, `pays`).
     WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&));
     explicit operator bool() const { return tile != nullptr; }
+    int64_t side() const { return kOut + taps - 1; }  // a tile's inputs a side
+    int64_t points() const { return side() * side(); }
 
-    uint64_t filter_elements(const ConvGeometry& g) const { return uint64_t(points * padded_out * g.in_channels); }
+    uint64_t filter_elements(const ConvGeometry& g) const { return uint64_t(points() * padded_out * g.in_channels); }
     // The workspace: the transformed filter where bound at dispatch, its taps gathered, and each part's block.
     uint64_t workspace_elements(const ConvGeometry& g) const;
 };
