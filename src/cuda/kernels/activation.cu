@@ -106,7 +106,7 @@ struct SoftmaxGroup {
             sum += exp(at(i, o) - mx);
         }
         sum = team_reduce<TEAM>(sum, [](C p, C q) { return p + q; });
-        const C log_sum = log(sum);  // log-softmax as (x - max) - log(sum): max + log(sum) would round a large max's
+        const C log_sum = log(sum);  // log-softmax (x - max) - log(sum): a large max + log(sum) rounds log(sum) away
         for (uint64_t i = lane; i < n; i += TEAM) {
             int64_t o[2];
             C v = at(i, o);
