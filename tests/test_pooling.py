@@ -81,6 +81,19 @@ def test_global_average_pooling_of_planes_not_packed(run, rng):
     np.testing.assert_allclose(y[:, :, 0, 0], x[:, :, ::2].mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("spatial", [(1, 1), (3, 5), (4, 4), (1, 17), (13, 13), (7, 9, 5), (56, 56)])
+def test_global_average_pooling_of_packed_planes(run, rng, spatial):
+    # A sum a packed plane: planes of one vector, less, more, a masked last one and many; 70 channels of 2 images
+    # run in more than one task (64 planes a task) and step from one image to the next. An offset of 1000 with
+    # small deviations checks the sums against a float64 reference to float32 rounding.
+    x = (1000 + rng.standard_normal((2, 70, *spatial))).astype(np.float32)
+    (y,) = run(lambda a: dml.average_pooling(a, strides=[1] * len(spatial), window_size=list(spatial),
+                                             start_padding=[0] * len(spatial), end_padding=[0] * len(spatial)), x)
+    want = x.astype(np.float64).mean(axis=tuple(range(2, x.ndim)), keepdims=True)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=0)
+
+
 @pytest.mark.parametrize("include_padding", [False, True])
 def test_average_pooling_ceil_output_sizes(run, rng, directml_differs, include_padding):
     # Rounding up adds a window that runs past the end padding: its taps there are in no divisor.
