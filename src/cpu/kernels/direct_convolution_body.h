@@ -58,18 +58,23 @@ template <class V, int MR, int N, Loads L = Loads::whole, int Taps = 0>
         if constexpr (L == Loads::taps) return V::load_first(x, masks[j * taps + t]);
         else return L == Loads::last && j == N - 1 ? V::load_first(x, last) : V::load(x);
     };
-    // A pointwise layer's first channel block asks the second-level cache for the next position block's input
-    // lines of each channel as it reads this block's: a layer of many input planes reads as many streams, more
-    // than the hardware prefetchers follow. On a 2-core Xeon, squeezenet's 128 -> 16 of 55x55 ran 118-142 -> 99-113
-    // us in the network, its other 1x1 layers alike; every channel block prefetching slowed those of 128 to 512
-    // planes by 10-20 % (into the first-level cache, or the second: bench/README.md).
+    // One tap (pointwise layers, Winograd's products): the first channel block asks the second-level cache for
+    // the next position block's input lines of each channel as it reads this block's, and the first position
+    // block for the next channel block's filter. A layer of many input planes reads as many streams, more than
+    // the hardware prefetchers follow, and a large filter is read from memory when other work ran between
+    // inferences. On a 2-core Xeon, one thread, squeezenet in the network: its 128 -> 16 of 55x55 118-142 ->
+    // 99-113 us; with ONNX Runtime and PyTorch run between inferences, its 512 -> 1000 of 13x13 1320-1341 ->
+    // 1166-1170 us and its Winograd layers of 13x13 5-20 % faster. Every channel block prefetching the input
+    // slowed the 1x1 layers of 128 to 512 planes by 10-20 % (bench/README.md).
     constexpr int64_t block = int64_t(N) * V::width, lines = (block + 15) / 16 + 1;
-    const bool ahead = Taps == 1 && mb == 0 && p + 2 * block <= a.positions;
+    const bool input_ahead = Taps == 1 && mb == 0 && p + 2 * block <= a.positions;
+    const bool filter_ahead = Taps == 1 && p == 0 && (mb + 1) * MR < a.out_channels;
     for (int64_t c = c0; c < c1; ++c) {
         const float* in = a.input + c * a.plane + a.first + p;
-        if (ahead)
+        if (input_ahead)
 #pragma GCC unroll 8
             for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(in + block + l * 16, 0, 2);
+        if (filter_ahead) __builtin_prefetch(w + a.channels * MR, 0, 2);  // the next block's, this channel's
 #pragma GCC unroll 9
         for (int64_t t = 0; t < taps; ++t, w += MR) {
             const float* x = in + a.tap_offsets[t];
