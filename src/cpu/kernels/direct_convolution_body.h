@@ -64,7 +64,7 @@ template <class V, int MR, int N, Loads L = Loads::whole, int Taps = 0>
     // the hardware prefetchers follow, and a large filter is read from memory when other work ran between
     // inferences. On a 2-core Xeon, one thread, squeezenet in the network: its 128 -> 16 of 55x55 118-142 ->
     // 99-113 us; with ONNX Runtime and PyTorch run between inferences, its 512 -> 1000 of 13x13 1320-1341 ->
-    // 1166-1170 us and its Winograd layers of 13x13 5-20 % faster. Every channel block prefetching the input
+    // 1166-1170 us and its Winograd layers of 13x13 15-20 % faster. Every channel block prefetching the input
     // slowed the 1x1 layers of 128 to 512 planes by 10-20 % (bench/README.md).
     constexpr int64_t block = int64_t(N) * V::width, lines = (block + 15) / 16 + 1;
     const bool input_ahead = Taps == 1 && mb == 0 && p + 2 * block <= a.positions;
