@@ -48,20 +48,19 @@ struct Shape {
         : m(m), n(n), k(k), mp(round_up(m, 32)), np(round_up(n, 32)), kp(round_up(k, 16)), chunk(split.chunk),
           b_pairs(uint32_t(split.b_pairs)) {}
     // B's packed copy, b_pairs pairs of bfloat16 an element: a block where every schedule is chunked (at most 256
-    // rows: one row block a thread, whatever the threads), else all of B.
+    // rows: one row block a thread, whatever the threads), else a block of columns along all of K.
     uint64_t packed_b_bytes() const {
-        const uint64_t elements = mp <= 256 ? uint64_t(std::min(np, kColumnBlock)) * std::min(kp, chunk) : uint64_t(kp) * np;
-        return elements * 4 * b_pairs;
+        return uint64_t(std::min(np, kColumnBlock)) * (mp <= 256 ? std::min(kp, chunk) : kp) * 4 * b_pairs;
     }
     uint64_t products_bytes() const { return uint64_t(mp) * np * 4; }
     // Where B's packed tiles of columns [16 t, 16 t + 16) and k [16 kb, 16 kb + 16) lie (bfloat16 from the start; its
-    // b_pairs tiles one after the other): by blocks of kColumnBlock columns and `chunk` k, each block contiguous
-    // (chunked: each block at the start), in it column tile by column tile. (Column tiles whole along K were a power
-    // of 2 apart, a chunk's pieces falling into the same sets of the caches.)
+    // b_pairs tiles one after the other) while its block of kColumnBlock columns is held: by blocks of `chunk` k,
+    // each contiguous (chunked: one block at a time), in it column tile by column tile. (Column tiles whole along K
+    // were a power of 2 apart, a chunk's pieces falling into the same sets of the caches.)
     uint64_t tile_at(uint32_t t, uint32_t kb) const {
         const uint32_t j1 = t * 16 / kColumnBlock * kColumnBlock, k1 = kb * 16 & ~(chunk - 1);
         const uint64_t width = std::min(kColumnBlock, np - j1), depth = std::min(chunk, kp - k1);
-        const uint64_t block = chunked ? 0 : uint64_t(j1) * kp + k1 * width;
+        const uint64_t block = chunked ? 0 : k1 * width;
         return 2 * b_pairs * (block + (t * 16 - j1) * depth + (kb * 16 - k1) * 16);
     }
 };
@@ -353,15 +352,19 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, AmxOperand<T
     // block's room, each multiplied while in the caches (B's whole packed copy would be written to memory and its
     // tiles loaded back from there: 64 x 4096 @ 4096 x 4096 ran slower than the widened sgemm), a group of its columns
     // by the thread that packed it (two threads packing halves of a block and each multiplying its rows by all of it
-    // read half from the other core's cache: 64 x 4096 @ 4096 x 4096 ran slower on two threads than on one); the rows
-    // stored at the end. With more row blocks, each reading all of B, B is packed whole first.
+    // read half from the other core's cache: 64 x 4096 @ 4096 x 4096 ran slower on two threads than on one). With
+    // more row blocks, each reading all of B, B is packed a block of columns at a time along all of K, each block
+    // then multiplied by every row block (float's B packed whole, 32 MiB at 2048^3, ran slower than OpenBLAS's
+    // sgemm). The rows are stored at the end.
     s.chunked = blocks <= threads;
     std::vector<ThreadPool::Stage> stages;
-    if (s.chunked) {
-        const uint32_t columns = std::min(s.np, kColumnBlock), groups = (columns + kColumnGroup - 1) / kColumnGroup;
-        for (uint32_t j1 = 0; j1 < s.np; j1 += columns)
+    const uint32_t columns = std::min(s.np, kColumnBlock);
+    for (uint32_t j1 = 0; j1 < s.np; j1 += columns) {
+        const uint32_t j2 = std::min(j1 + columns, s.np);
+        if (s.chunked) {
+            const uint32_t groups = (columns + kColumnGroup - 1) / kColumnGroup;
             for (uint32_t k1 = 0; k1 < s.kp; k1 += s.chunk) {
-                const uint32_t j2 = std::min(j1 + columns, s.np), k2 = std::min(k1 + s.chunk, s.kp);
+                const uint32_t k2 = std::min(k1 + s.chunk, s.kp);
                 stages.push_back({groups, 1, [&, j1, j2, k1, k2](size_t g0, size_t g1) {
                                       const uint32_t c1 = std::min(j1 + uint32_t(g0) * kColumnGroup, j2);
                                       const uint32_t c2 = std::min(j1 + uint32_t(g1) * kColumnGroup, j2);
@@ -371,22 +374,22 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, AmxOperand<T
                                           carried = false;
                                   }});
             }
-        stages.push_back({m, 16, [&](size_t r0, size_t r1) {
-                              for (size_t r = r0; r < r1 && carried; ++r) store_row(uint32_t(r), p + r * s.np);
+            continue;
+        }
+        stages.push_back({(j2 - j1) / 16, 4, [&, j1](size_t t0, size_t t1) {
+                              if (carried && !pack_b(b, s, j1 / 16 + uint32_t(t0), j1 / 16 + uint32_t(t1), 0, s.kp, bp))
+                                  carried = false;
                           }});
-    } else {
-        stages.push_back({s.np / 16, 4, [&](size_t t0, size_t t1) {
-                              if (!pack_b(b, s, uint32_t(t0), uint32_t(t1), 0, s.kp, bp)) carried = false;
-                          }});
-        stages.push_back({blocks, 1, [&](size_t b0, size_t b1) {
+        stages.push_back({blocks, 1, [&, j1, j2](size_t b0, size_t b1) {
                               for (size_t i = b0; i < b1 && carried; ++i) {
                                   const uint32_t r0 = uint32_t(i) * block, r1 = std::min(r0 + block, s.mp);
-                                  if (!multiply_rows(a, s, bp, r0, r1, 0, s.np, 0, s.kp, p)) carried = false;
-                                  for (uint32_t r = r0; r < std::min(r1, m) && carried; ++r)
-                                      store_row(r, p + uint64_t(r) * s.np);
+                                  if (!multiply_rows(a, s, bp, r0, r1, j1, j2, 0, s.kp, p)) carried = false;
                               }
                           }});
     }
+    stages.push_back({m, 16, [&](size_t r0, size_t r1) {
+                          for (size_t r = r0; r < r1 && carried; ++r) store_row(uint32_t(r), p + r * s.np);
+                      }});
     pool.parallel_stages(stages);
     return carried;
 }
