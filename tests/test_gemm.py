@@ -146,15 +146,23 @@ def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
         assert bits_of(g[0, 0]) == bits_of(want)
 
 
-# float16 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor has it; the
-# same tests check the widened BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
+# float16 and float32 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor
+# has it; the same tests check the BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
 # multiple of 16, M and N not multiples of 32 (the tiles' padding), rows in several blocks.
-LARGE_FLOAT16 = [(2048, 1, 1024), (16, 300, 200), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300),
-                 (257, 257, 33), (600, 160, 96), (600, 50, 9), (130, 513, 70), (1, 4096, 4096)]
+# The last four are large enough for float32's tiles too (amx_gemm_pays<float>): rows in one block and in two, K
+# not a multiple of 16, columns past one block of 1024.
+LARGE_PRODUCTS = [(2048, 1, 1024), (16, 300, 200), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300),
+                  (257, 257, 33), (600, 160, 96), (600, 50, 9), (130, 513, 70), (1, 4096, 4096),
+                  (67, 1000, 259), (300, 190, 300), (130, 1030, 150), (70, 230, 1100)]
+# Each type's unit roundoff and the bound on a sum's error, as a share of the sum of its terms' magnitudes: float's
+# own accumulation errs by about 1e-7 of it. A product of pieces left out errs by more: lo times lo (2^-16 of each
+# product) for float16, a1 b1 or a0 b2 (2^-16 to 2^-18) for float32 where K is small.
+UNIT = {np.float16: 2.0**-11, np.float32: 2.0**-24}
+SUM_BOUND = {np.float16: 1e-6, np.float32: 1e-6}
 
 
 @pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])
-def float16_graph(request, device):
+def tile_graph(request, device):
     """A graph on the device under test, on the cpu executor also with 2 threads (the tiles' row blocks split)."""
     if request.param == 1:
         return dml.Graph(device)
@@ -163,83 +171,121 @@ def float16_graph(request, device):
     return dml.Graph(dml.Device("cpu", threads=request.param))
 
 
-def float16_operand(shape, trans):
-    """A random float16 operand of these logical sizes as stored (transposed if asked), and the matrix it holds."""
-    x = rand((*shape[:2], shape[3], shape[2]) if trans else shape, np.float16)
+def operand(shape, trans, dtype):
+    """A random operand of these logical sizes as stored (transposed if asked), and the matrix it holds."""
+    x = rand((*shape[:2], shape[3], shape[2]) if trans else shape, dtype)
     return x, (x.swapaxes(2, 3) if trans else x).astype(np.float64)
 
 
-def assert_float16_product(got, want, magnitude):
-    """got: the float16 rounding of a float sum whose error against want (exact) is at most 1e-6 of the sum of the
-    terms' magnitudes. Float's own accumulation errs by about 1e-7 of it; a product term left out (lo times lo, about
-    2^-16 of each product) by more."""
-    bound = 2.0**-11 * np.abs(want) * 1.001 + 1e-6 * magnitude + 2.0**-25
+def assert_tile_product(got, want, magnitude, dtype):
+    """got: the rounding to dtype of a float sum whose error against want (exact) is at most SUM_BOUND of the sum of
+    the terms' magnitudes."""
+    bound = UNIT[dtype] * np.abs(want) * 1.001 + SUM_BOUND[dtype] * magnitude + 2.0**-25
     err = np.abs(got.astype(np.float64) - want)
     worst = np.unravel_index(np.argmax(err / bound), err.shape)
     assert (err <= bound).all(), f"error {err[worst]:.3g} at {worst}: {err[worst] / bound[worst]:.2f} times the bound"
 
 
-@pytest.mark.parametrize("M,K,N", LARGE_FLOAT16)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("M,K,N", LARGE_PRODUCTS)
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
-def test_gemm_float16_large_products(float16_graph, M, K, N, trans_a, trans_b):
-    # A B - C with C = A B rounded to float16: what is left (about 2^-12 of A B) shows the sum's own error.
-    (a, A), (b, B) = float16_operand((1, 1, M, K), trans_a), float16_operand((1, 1, K, N), trans_b)
-    c = (A @ B).astype(np.float16)
-    ea, eb, ec = (float16_graph.input(x.shape, np.float16) for x in (a, b, c))
+def test_gemm_large_products(tile_graph, dtype, M, K, N, trans_a, trans_b):
+    # A B - C with C = A B rounded to dtype: what is left (about one rounding of A B) shows the sum's own error.
+    (a, A), (b, B) = operand((1, 1, M, K), trans_a, dtype), operand((1, 1, K, N), trans_b, dtype)
+    c = (A @ B).astype(dtype)
+    ea, eb, ec = (tile_graph.input(x.shape, dtype) for x in (a, b, c))
     T = dml.MatrixTransform
     y = dml.gemm(ea, eb, ec, trans_a=T.TRANSPOSE if trans_a else T.NONE, trans_b=T.TRANSPOSE if trans_b else T.NONE,
                  beta=-1.0)
-    (got,) = run(float16_graph, [y], {ea: a, eb: b, ec: c})
-    assert_float16_product(got, A @ B - c, np.abs(A) @ np.abs(B) + np.abs(c))
+    (got,) = run(tile_graph, [y], {ea: a, eb: b, ec: c})
+    assert_tile_product(got, A @ B - c, np.abs(A) @ np.abs(B) + np.abs(c), dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("relu", [False, True])
-def test_gemm_float16_large_batched_alpha_beta(float16_graph, relu):
+def test_gemm_large_batched_alpha_beta(tile_graph, dtype, relu):
     # batches with a broadcast b, a transposed view of a, alpha and beta on a broadcast c row, a fused relu
-    (a, A), (b, B) = float16_operand((2, 3, 70, 300), True), float16_operand((1, 1, 300, 100), False)
-    c = rand((1, 1, 1, 100), np.float16)
-    ea, eb, ec = (float16_graph.input(x.shape, np.float16) for x in (a, b, c))
-    y = dml.gemm(ea, dml.broadcast(eb, [2, 3, 300, 100]), dml.broadcast(ec, [2, 3, 70, 100]),
+    (a, A), (b, B) = operand((2, 3, 70, 600), True, dtype), operand((1, 1, 600, 420), False, dtype)
+    c = rand((1, 1, 1, 420), dtype)
+    ea, eb, ec = (tile_graph.input(x.shape, dtype) for x in (a, b, c))
+    y = dml.gemm(ea, dml.broadcast(eb, [2, 3, 600, 420]), dml.broadcast(ec, [2, 3, 70, 420]),
                  trans_a=dml.MatrixTransform.TRANSPOSE, alpha=0.75, beta=-1.5,
                  fused_activation=dml.FusedActivation.relu() if relu else dml.FusedActivation.none())
-    (got,) = run(float16_graph, [y], {ea: a, eb: b, ec: c})
+    (got,) = run(tile_graph, [y], {ea: a, eb: b, ec: c})
     want = 0.75 * (A @ B) - 1.5 * c.astype(np.float64)
     magnitude = 0.75 * np.abs(A) @ np.abs(B) + 1.5 * np.abs(c.astype(np.float64))
-    assert_float16_product(got, np.maximum(want, 0) if relu else want, magnitude)
+    assert_tile_product(got, np.maximum(want, 0) if relu else want, magnitude, dtype)
 
 
-@pytest.mark.parametrize("case", ["subnormal", "overflow", "inf_a", "nan_b", "inf_times_zero", "opposite_infs"])
-def test_gemm_float16_large_extremes(float16_graph, case):
-    # Values at float16's ends, and infinities and NaN as float arithmetic makes them (inf times 0 is NaN, inf - inf
-    # too): the tiles' split cannot carry an infinity, so such products are widened instead.
-    M, K, N = 100, 160, 140
-    a, b = rand((1, 1, M, K), np.float16), rand((1, 1, K, N), np.float16)
-    if case == "subnormal":
-        a *= np.float16(2.0**-14)  # most of a subnormal, most products below float16's range
+EXTREMES = ["subnormal", "overflow", "inf_a", "nan_b", "inf_times_zero", "opposite_infs"]
+
+
+@pytest.mark.parametrize("dtype,case", [(np.float16, c) for c in EXTREMES] +
+                         [(np.float32, c) for c in EXTREMES + ["tiny_among_normal", "near_max"]])
+def test_gemm_large_extremes(tile_graph, dtype, case):
+    # Values at the type's ends, and infinities and NaN as float arithmetic makes them (inf times 0 is NaN, inf - inf
+    # too): the tiles' pieces cannot carry an infinity, a float that rounds to bfloat16's infinity or a float below
+    # 2^-50 (its pieces' products would be flushed), so such products take the BLAS path instead.
+    M, K, N = 100, 400, 420
+    a, b = rand((1, 1, M, K), dtype), rand((1, 1, K, N), dtype)
+    # float16 sums in float, past any product's range; float32's products stay finite (1.5e19 squared), and with one
+    # sign the overflowing columns' sums overflow whatever their order (the other columns keep both signs: a sum of
+    # one sign errs by up to K roundings, more than the bound allows).
+    big = dtype(6e4) if dtype == np.float16 else dtype(1.5e19)
+    if case == "subnormal":  # most of a subnormal, most products below the type's range
+        a *= dtype(2.0**-14) if dtype == np.float16 else dtype(2.0**-126)
     elif case == "overflow":
-        a *= np.float16(6e4)
-        b[0, 0, :, ::2] *= np.float16(6e4)  # every other column's sums far past 65504
+        a = (a if dtype == np.float16 else np.abs(a)) * big
+        b[0, 0, :, ::2] = (b if dtype == np.float16 else np.abs(b))[0, 0, :, ::2] * big  # sums far past the largest
     elif case == "inf_a":
         a[0, 0, 3, 7], a[0, 0, 40, 0] = np.inf, -np.inf
     elif case == "nan_b":
         b[0, 0, 5, 9] = np.nan
     elif case == "inf_times_zero":
         a[0, 0, 10, 20], b[0, 0, 20, :40] = np.inf, 0
-    else:
+    elif case == "opposite_infs":
         a[0, 0, 1, 2], a[0, 0, 1, 3], b[0, 0, 2, 4], b[0, 0, 3, 4] = np.inf, np.inf, 1, -1
-    ea, eb = float16_graph.input(a.shape, np.float16), float16_graph.input(b.shape, np.float16)
-    (got,) = run(float16_graph, [dml.gemm(ea, eb)], {ea: a, eb: b})
+    elif case == "tiny_among_normal":  # one row of products of tiny values, whose sum the others do not swamp
+        a[0, 0, 7] *= dtype(2.0**-60)
+        b[0, 0, 9] *= dtype(2.0**-60)
+    else:  # a row near float's largest, whose bfloat16 rounding is infinity; the products and sums are finite
+        a[0, 0, 4, :] = np.float32(3.4e38)
+        b *= np.float32(2.0**-20)
+    ea, eb = tile_graph.input(a.shape, dtype), tile_graph.input(b.shape, dtype)
+    (got,) = run(tile_graph, [dml.gemm(ea, eb)], {ea: a, eb: b})
     A, B = a.astype(np.float64), b.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         want = A @ B
-        rounded = want.astype(np.float16)
+        rounded = want.astype(dtype)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(rounded))
     np.testing.assert_array_equal(np.sign(got[np.isinf(got)]), np.sign(rounded[np.isinf(rounded)]))
     finite = np.isfinite(rounded)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         magnitude = np.abs(A) @ np.abs(B)
-    assert_float16_product(got[finite], want[finite], magnitude[finite])
+    # Where a row of the result is tiny, the bound is on its own terms' sizes: float's subnormals count.
+    assert_tile_product(got[finite], want[finite], magnitude[finite], dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_gemm_large_falls_back_after_rows_stored(dtype):
+    # One thread and rows in three blocks of the tiles' schedule: the first block's rows are stored before a value the
+    # pieces cannot carry turns up in the last block's rows of A, and the whole product is then computed again; C,
+    # read by both, must be what it was.
+    g = dml.Graph(dml.Device("cpu", threads=1))
+    M, K, N = 600, 200, 300
+    a, b, c = rand((1, 1, M, K), dtype), rand((1, 1, K, N), dtype), rand((1, 1, M, N), dtype)
+    a[0, 0, 590, 3] = np.inf
+    ea, eb, ec = (g.input(x.shape, dtype) for x in (a, b, c))
+    (got,) = run(g, [dml.gemm(ea, eb, ec, alpha=0.5, beta=2.0)], {ea: a, eb: b, ec: c})
+    A, B, C = (x.astype(np.float64) for x in (a, b, c))
+    with np.errstate(invalid="ignore"):
+        want = 0.5 * (A @ B) + 2.0 * C
+    assert np.isinf(got[0, 0, 590]).all()
+    rows = np.arange(M) != 590
+    with np.errstate(invalid="ignore"):
+        magnitude = 0.5 * np.abs(A) @ np.abs(B) + 2.0 * np.abs(C)
+    assert_tile_product(got[0, 0, rows], want[0, 0, rows], magnitude[0, 0, rows], dtype)
 
 
 def test_gemm_errors(graph):

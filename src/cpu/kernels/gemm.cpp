@@ -1,7 +1,7 @@
 // GEMM on the BLAS: each [batch, channel] matrix goes to ?gemm directly when one of its dimensions is contiguous;
 // float16 is widened into the workspace line by line (large products a K slice at a time), other strided views packed
-// there in the compute type. Large float16 products take AMX's BF16 tiles instead where the processor has them
-// (amx_gemm.h), operands read where they lie. The integer products run as exact double GEMMs (every product and
+// there in the compute type. Large float16 and float products take AMX's BF16 tiles instead where the processor has
+// them (amx_gemm.h), operands read where they lie. The integer products run as exact double GEMMs (every product and
 // partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/gemm.h"
 
@@ -87,10 +87,13 @@ uint64_t blas_workspace(const TensorDesc& a, const TensorDesc& b, const TensorDe
     return elems * (y.data_type == DataType::Float64 ? 8 : 4);
 }
 
-// Whether a float16 product of this output takes amx_gemm (its workspace after the BLAS path's, which it falls back
-// to where an operand is not finite).
+// Whether a float16 or float product of this output takes amx_gemm (its workspace after the BLAS path's, which it
+// falls back to where the pieces cannot carry an operand).
 bool takes_amx(const TensorDesc& y, uint32_t k) {
-    return y.data_type == DataType::Float16 && amx_gemm_pays(y.sizes[2], y.sizes[3], k);
+    const uint32_t m = y.sizes[2], n = y.sizes[3];
+    return y.data_type == DataType::Float16   ? amx_gemm_pays<half>(m, n, k)
+           : y.data_type == DataType::Float32 ? amx_gemm_pays<float>(m, n, k)
+                                              : false;
 }
 
 template <class T>
@@ -110,21 +113,23 @@ void run_gemm_typed(const KernelArgs& args) {
     for (uint32_t i0 = 0; i0 < y.desc->sizes[0]; ++i0)
         for (uint32_t i1 = 0; i1 < y.desc->sizes[1]; ++i1) {
             T* out = y.as<T>() + (uint64_t(i0) * y.desc->sizes[1] + i1) * M * N;
-            C* acc = std::is_same_v<T, C> ? reinterpret_cast<C*>(out) : scratch_y;
+            // The BLAS sums into the output where it is of the compute type, unless amx_gemm may have stored some
+            // of its rows over C before falling back.
+            C* acc = std::is_same_v<T, C> && !amx ? reinterpret_cast<C*>(out) : scratch_y;
             C beta = 0;
             if (c) {
                 MatrixLayout lc(*c.desc);
                 lc.pack(c.as<T>() + lc.offset(i0, i1), acc, [](T v, uint32_t, uint32_t) { return C(v); });
                 beta = C(d.beta);
             }
-            if constexpr (std::is_same_v<T, half>) {
+            if constexpr (std::is_same_v<T, half> || std::is_same_v<T, float>) {
                 if (amx) {
                     // A's rows run along its stored rows (columns when transposed), B's columns along its stored
                     // columns (rows when transposed).
-                    const Float16Operand A{a.as<T>() + la.offset(i0, i1), ta ? la.col_stride : la.row_stride,
-                                           ta ? la.row_stride : la.col_stride};
-                    const Float16Operand B{b.as<T>() + lb.offset(i0, i1), tb ? lb.row_stride : lb.col_stride,
-                                           tb ? lb.col_stride : lb.row_stride};
+                    const AmxOperand<T> A{a.as<T>() + la.offset(i0, i1), ta ? la.col_stride : la.row_stride,
+                                          ta ? la.row_stride : la.col_stride};
+                    const AmxOperand<T> B{b.as<T>() + lb.offset(i0, i1), tb ? lb.row_stride : lb.col_stride,
+                                          tb ? lb.col_stride : lb.row_stride};
                     const auto store_row = [&](uint32_t r, float* p) {
                         if (c || d.alpha != 1)
                             for (uint32_t j = 0; j < N; ++j)
@@ -143,7 +148,7 @@ void run_gemm_typed(const KernelArgs& args) {
                 blas_gemm<C>(args.pool, A.trans, B.trans, int(M), int(N), int(n), C(d.alpha), A.data, A.ld, B.data, B.ld,
                              k0 ? C(1) : beta, acc, int(N));
             }
-            if (!d.fused.is_none() || !std::is_same_v<T, C>) {
+            if (!d.fused.is_none() || acc != reinterpret_cast<C*>(out)) {
                 args.pool.parallel_for(uint64_t(M) * N, 16384,
                                        [&](size_t s, size_t e) { activate_run(d.fused, acc + s, out + s, e - s); });
             }
@@ -160,7 +165,10 @@ uint64_t gemm_workspace(const Node& node) {
     const TensorDesc &a = node.inputs[0]->desc, &b = node.inputs[1]->desc, &y = node.outputs[0];
     const auto& d = static_cast<const GemmDesc&>(*node.desc);
     const uint32_t K = d.trans_a == MatrixTransform::Transpose ? a.sizes[2] : a.sizes[3];
-    return blas_workspace(a, b, y) + (takes_amx(y, K) ? amx_gemm_workspace(y.sizes[2], y.sizes[3], K) : 0);
+    if (!takes_amx(y, K)) return blas_workspace(a, b, y);
+    const uint32_t m = y.sizes[2], n = y.sizes[3];
+    return blas_workspace(a, b, y) + (y.data_type == DataType::Float16 ? amx_gemm_workspace<half>(m, n, K)
+                                                                       : amx_gemm_workspace<float>(m, n, K));
 }
 
 // The exact products (A - a_zero_point) x (B - b_zero_point) of every [batch, channel] pair, each handed to
