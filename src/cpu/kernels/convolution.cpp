@@ -91,8 +91,8 @@ constexpr int64_t kWinograd5x5ChannelPairs = 512;
 // 160 of 40x40 8.36 / 5.03 / 4.01, 256 -> 256 of 40x40 12.9 / 7.69 / 6.23; F(4x4) lost on 13x13 (48 -> 192 0.190 /
 // 0.242 for F(2x2) / F(4x4), 64 -> 256 0.341 / 0.424), 64 -> 64 of 14x14 (0.101 / 0.125) and 28x28 with more
 // channel pairs (160 -> 160 1.54 / 1.61, 128 -> 256 1.98 / 2.10, 256 -> 256 4.27 / 4.71). On the AVX2 kernels it
-// ran in 0.70-0.82x F(2x2)'s time from 20x20 up (64 -> 64 of 20x20 0.277 / 0.225) and 1.07x on 14x14
-// (bench/README.md). Its worst error, 1.0-3.1e-6 of the largest output on these layers (4.5-5.0e-6 with 256
+// ran in 0.67-0.83x F(2x2)'s time from 20x20 up (64 -> 64 of 20x20 0.277 / 0.225) and 1.07x on 14x14
+// (bench/README.md). Its worst error, 1.0-3.4e-6 of the largest output on these layers (4.1-5.0e-6 with 256 input
 // channels), is 2-5x the direct kernel's (F(2x2)'s: 0.4-0.5x).
 constexpr int64_t kWinograd4x4Side = 20, kWinograd4x4ChannelPairs = 16384, kWinograd4x4WideSide = 40;
 
