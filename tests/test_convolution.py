@@ -166,13 +166,14 @@ def test_broadcast_input_batch(graph):
         close(got[i:i + 1], want, np.float32)
 
 
-# --- Winograd F(2x2, 3x3) and F(2x2, 5x5) -------------------------------------------------------------------------
+# --- Winograd F(2x2, 3x3), F(4x4, 3x3) and F(2x2, 5x5) ----------------------------------------------------------
 # The CPU executor runs float32 3x3 and 5x5 convolutions of stride and dilation 1 (one group) by Winograd where they
 # have 16 input channels or more and 49 tiles of 2x2 outputs or more, 5x5 ones 16 output channels and 512 channel
-# pairs too (convolution.cpp, winograd_pays), on AVX2 or AVX-512; these shapes meet that for both sizes (a 5x5
-# filter's padding one more a side), with odd sizes (a last tile half outside the output), tile rows split between
-# blocks (over 256 tiles of 3 x 8 output channels), output channels that pad a register tile and padding unlike on
-# each side.
+# pairs too, 3x3 ones with both output sides 20 or more and at most 16384 channel pairs by tiles of 4x4 outputs
+# (convolution.cpp, winograd_outputs), on AVX2 or AVX-512. The "3x3" and "5x5" cases meet that for 2x2 tiles (their
+# 3x3 outputs under 20 a side, a 5x5 filter's padding one more a side) and the "3x3-4x4" ones for 4x4 tiles, with
+# odd sizes (a last tile partly outside the output in both directions), tile rows split between blocks, output
+# channels that pad a register tile and padding unlike on each side.
 
 WRNG = np.random.default_rng(13)  # its own stream: the tests after these draw what they drew before
 
@@ -189,14 +190,27 @@ WINOGRAD_CASES = [
     ((30, 33), (0, 0), (0, 0), 1, 48, 64),
     ((13, 13), (1, 1), (1, 1), 2, 16, 32),  # several tile rows a group of 16 tiles
 ]
+# 3x3 ones for 2x2 tiles: under 20 outputs a side (and 49 tiles of 2x2 or more)
+WINOGRAD_CASES_2X2 = [
+    ((19, 17), (1, 1), (1, 1), 2, 32, 19),
+    ((21, 16), (1, 0), (0, 2), 1, 33, 17),
+    ((15, 18), (0, 2), (2, 1), 2, 40, 20),
+    ((14, 21), (0, 0), (0, 0), 1, 48, 64),
+    ((13, 13), (1, 1), (1, 1), 2, 16, 32),
+]
+# and for 4x4 tiles: sides 20 or more, a last tile 1, 2 or 3 outputs inside in each direction
+WINOGRAD_CASES_4X4 = WINOGRAD_CASES[:4] + [((22, 21), (1, 1), (1, 1), 2, 16, 32)]
+WINOGRAD_SIZES = [(3, WINOGRAD_CASES_2X2), (3, WINOGRAD_CASES_4X4), (5, WINOGRAD_CASES)]
+WINOGRAD_IDS = ["3x3", "3x3-4x4", "5x5"]
 
 
 def winograd_padding(start, end, k):
     return tuple(p + (k - 3) // 2 for p in start), tuple(p + (k - 3) // 2 for p in end)
 
 
-@pytest.mark.parametrize("k", [3, 5], ids=["3x3", "5x5"])
-@pytest.mark.parametrize("case", WINOGRAD_CASES, ids=lambda c: "x".join(map(str, c[0])))
+@pytest.mark.parametrize("k,case", [(k, c) for k, cases in WINOGRAD_SIZES for c in cases],
+                         ids=[f"{i}-" + "x".join(map(str, c[0])) for i, (_, cases) in zip(WINOGRAD_IDS, WINOGRAD_SIZES)
+                              for c in cases])
 @pytest.mark.parametrize("fused,ref", [
     (None, lambda v: v),
     (dml.FusedActivation.relu(), lambda v: np.maximum(v, 0)),
@@ -221,11 +235,11 @@ def test_winograd(graph, k, case, fused, ref, constant):
     np.testing.assert_allclose(got, ref(want), rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
 
 
-@pytest.mark.parametrize("k", [3, 5], ids=["3x3", "5x5"])
+@pytest.mark.parametrize("k,h,wd", [(3, 17, 19), (3, 29, 27), (5, 29, 27)], ids=WINOGRAD_IDS)
 @pytest.mark.parametrize("mode", [Mode.CROSS_CORRELATION, Mode.CONVOLUTION])
-def test_winograd_strided_input_views(graph, k, mode):
+def test_winograd_strided_input_views(graph, k, h, wd, mode):
     # NHWC storage (columns C apart) and the corner of wider, taller images (rows and planes with gaps)
-    n, c, h, wd, m, p = 2, 32, 29, 27, 16, k // 2
+    n, c, m, p = 2, 32, 16, k // 2
     x_nhwc, x_big = wrand((n, h, wd, c)), wrand((n, c, h + 3, wd + 5))
     w, b = wrand((m, c, k, k)), wrand((1, m, 1, 1))
     ea, ebig = graph.input(x_nhwc.shape), graph.input(x_big.shape)
@@ -239,14 +253,14 @@ def test_winograd_strided_input_views(graph, k, mode):
         close(got, conv_forward_ref(x, ref_w, (1, 1), (1, 1), (p, p), (p, p), 1) + b, np.float32)
 
 
-@pytest.mark.parametrize("k", [3, 5], ids=["3x3", "5x5"])
+@pytest.mark.parametrize("k,hw", [(3, 19), (3, 41), (5, 41)], ids=WINOGRAD_IDS)
 @pytest.mark.parametrize("threads", [1, 2])
-def test_winograd_threads(device, k, threads):
+def test_winograd_threads(device, k, hw, threads):
     # the blocks of a batch of two images shared between the threads, each its own workspace part
     if device.kind != "cpu":
         pytest.skip("the cpu executor's threads")
     dev = dml.Device("cpu", threads=threads)
-    n, c, m, hw, p = 2, 24, 24, 41, k // 2
+    n, c, m, p = 2, 24, 24, k // 2
     x, w, b = wrand((n, c, hw, hw)), wrand((m, c, k, k)), wrand((1, m, 1, 1))
     graph = dml.Graph(dev)
     ex = graph.input(x.shape)
@@ -256,13 +270,14 @@ def test_winograd_threads(device, k, threads):
     close(got, np.maximum(conv_forward_ref(x, w, (1, 1), (1, 1), (p, p), (p, p), 1) + b, 0), np.float32)
 
 
-@pytest.mark.parametrize("k,bound", [(3, 2e-6), (5, 3e-6)], ids=["3x3", "5x5"])
-def test_winograd_accuracy(graph, k, bound):
-    # superres's 64 -> 64 layer at 56x56 on realistic magnitudes (He-scaled weights, inputs after a relu): the worst
-    # error against float64 within a few float32 roundings of the largest output (the direct kernel's is 6e-7 for
-    # 3x3 and 1.0e-6 for 5x5; F(2x2, 3x3)'s 2.8e-7, F(2x2, 5x5)'s 1.6e-6: its transforms' larger coefficients)
+@pytest.mark.parametrize("k,hw,bound", [(3, 19, 1e-6), (3, 56, 3e-6), (5, 56, 3e-6)], ids=WINOGRAD_IDS)
+def test_winograd_accuracy(graph, k, hw, bound):
+    # superres's 64 -> 64 layer at 56x56 (at 19x19 for 2x2 tiles of 3x3) on realistic magnitudes (He-scaled weights,
+    # inputs after a relu): the worst error against float64 within a few float32 roundings of the largest output (the
+    # direct kernel's is 6e-7 for 3x3 and 1.0e-6 for 5x5 at 56x56; F(2x2, 3x3)'s 2.8e-7, F(4x4, 3x3)'s 2.1e-6 and
+    # F(2x2, 5x5)'s 1.6e-6: the larger transforms' larger coefficients)
     rng = np.random.default_rng(5)
-    c, m, hw, p = 64, 64, 56, k // 2
+    c, m, p = 64, 64, k // 2
     x = np.maximum(rng.standard_normal((1, c, hw, hw)), 0).astype(np.float32)
     w = (rng.standard_normal((m, c, k, k)) * np.sqrt(2 / (k * k * c))).astype(np.float32)
     ex = graph.input(x.shape)

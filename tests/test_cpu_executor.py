@@ -104,7 +104,10 @@ for shape, m, k, s, d, start, end, groups in cases:
     want = torch.nn.functional.conv2d(t, torch.from_numpy(w).double(), torch.from_numpy(b[0, :, 0, 0]).double(),
                                       stride=s, dilation=d, groups=groups)
     want = act(want).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=str(shape))
+    # Winograd's error is a fraction of the largest output (its transforms mix outputs of every size): F(4x4, 3x3)'s
+    # worst is 1.7e-6 of it on 64 -> 64 of 28x28 here, whose outputs reach 100
+    atol = max(1e-4, 3e-6 * np.abs(want).max())
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=atol, err_msg=str(shape))
 print("ok")
 """
 

@@ -1,15 +1,15 @@
 // Convolution. Each node's kernel settles its geometry (executor/conv_geometry.h, shared with CUDA), algorithm and
 // workspace at compile, and packs a filter that is a weight once, at initialize. Forward convolutions: 2-D float32 3x3
-// and 5x5 ones of stride and dilation 1 and one group, with enough channels and outputs, run Winograd F(2x2, 3x3) or
-// F(2x2, 5x5) (winograd_convolution.h, its products on the direct kernel's tiles; winograd_pays says where). The
-// other 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or AVX-512, by bands
-// of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to aligned planes;
-// strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of the others,
-// depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored image, and the
-// rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under kColumnBytes whatever
-// the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed) convolutions: GEMM + col2im
-// per image. The integer convolutions run the same paths in double, exactly (every product and partial sum of 8-bit
-// operands is an integer below 2^53).
+// and 5x5 ones of stride and dilation 1 and one group, with enough channels and outputs, run Winograd F(2x2, 3x3),
+// F(4x4, 3x3) or F(2x2, 5x5) (winograd_convolution.h, its products on the direct kernel's tiles; winograd_outputs says
+// where). The other 2-D float ones run the direct kernel (direct_convolution.h) where the processor has AVX2 or
+// AVX-512, by bands of output rows (1x1 ones on float planes read where they lie, or for many output channels copied to
+// aligned planes; strided ones split by phases of the stride, unless they are depthwise or their taps skip a phase). Of
+// the others, depthwise ones (a filter per channel) run a loop over output rows, 1x1 ones one GEMM over the stored
+// image, and the rest im2col + BLAS GEMM over tiles of output positions, so that the column buffer stays under
+// kColumnBytes whatever the image size (im2col of a whole 720x720 image took gigabytes). Backward (transposed)
+// convolutions: GEMM + col2im per image. The integer convolutions run the same paths in double, exactly (every product
+// and partial sum of 8-bit operands is an integer below 2^53).
 #include "../../core/ops/convolution.h"
 
 #include <algorithm>
@@ -81,13 +81,28 @@ constexpr int64_t kWinogradChannels = 16, kWinogradTiles = 49;
 // 56x56 0.143 / 0.217). On the AVX2 kernels the layers above ran in 0.56-0.79x the direct kernel's time.
 constexpr int64_t kWinograd5x5ChannelPairs = 512;
 
-bool winograd_pays(const ConvGeometry& g) {
-    const int64_t tiles = (g.out[1] + 1) / 2 * ((g.out[2] + 1) / 2);
-    const bool pays = g.in_channels >= kWinogradChannels && tiles >= kWinogradTiles;
+// 3x3 ones run F(4x4, 3x3) instead of F(2x2, 3x3) where both output sides are 20 or more and there are at most
+// 16384 channel pairs, or the sides are 40 or more: its 4x4 tiles pad a small image more (a 13x13 output to 16x16)
+// and the products' whole position blocks of the register tile (48 on AVX-512) pad fewer tiles more, which weighs
+// more where a block's products and filter fill the second-level cache. One thread, AVX-512, a one-node graph each
+// (median of 9-15, direct / F(2x2) / F(4x4), ms): squeezenet's 16 -> 64 of 55x55 0.424 / 0.400 / 0.307, 32 -> 128
+// of 27x27 0.387 / 0.327 / 0.261, 64 -> 64 of 56x56 1.71 / 1.14 / 0.88, of 224x224 25.2 / 18.9 / 16.0, of 20x20
+// 0.216 / 0.172 / 0.158, 128 -> 128 of 28x28 1.54 / 0.97 / 0.79, 16 -> 64 of 20x20 0.065 / 0.061 / 0.050, 160 ->
+// 160 of 40x40 8.36 / 5.03 / 4.01, 256 -> 256 of 40x40 12.9 / 7.69 / 6.23; F(4x4) lost on 13x13 (48 -> 192 0.190 /
+// 0.242 for F(2x2) / F(4x4), 64 -> 256 0.341 / 0.424), 64 -> 64 of 14x14 (0.101 / 0.125) and 28x28 with more
+// channel pairs (160 -> 160 1.54 / 1.61, 128 -> 256 1.98 / 2.10, 256 -> 256 4.27 / 4.71). On the AVX2 kernels it
+// ran in 0.67-0.83x F(2x2)'s time from 20x20 up (64 -> 64 of 20x20 0.277 / 0.225) and 1.07x on 14x14
+// (bench/README.md). Its worst error, 1.0-3.4e-6 of the largest output on these layers (4.1-5.0e-6 with 256 input
+// channels), is 2-5x the direct kernel's (F(2x2)'s: 0.4-0.5x).
+constexpr int64_t kWinograd4x4Side = 20, kWinograd4x4ChannelPairs = 16384, kWinograd4x4WideSide = 40;
+
+int64_t winograd_outputs(const ConvGeometry& g) {
+    const int64_t tiles = (g.out[1] + 1) / 2 * ((g.out[2] + 1) / 2), pairs = g.in_channels * g.out_channels;
+    if (g.in_channels < kWinogradChannels || tiles < kWinogradTiles) return 0;
     if (g.kernel[1] == 5)
-        return pays && g.out_channels >= kWinogradChannels &&
-               g.in_channels * g.out_channels >= kWinograd5x5ChannelPairs;
-    return pays;
+        return g.out_channels >= kWinogradChannels && pairs >= kWinograd5x5ChannelPairs ? 2 : 0;
+    const int64_t side = std::min(g.out[1], g.out[2]);
+    return side >= kWinograd4x4Side && (pairs <= kWinograd4x4ChannelPairs || side >= kWinograd4x4WideSide) ? 4 : 2;
 }
 
 }  // namespace
@@ -640,7 +655,7 @@ public:
           element_size_(type_ == DataType::Float64 ? 8 : 4),
           filter_elements_(node.inputs[1]->desc.element_count()),
           input_packed_(type_ != DataType::Float16 && image_packed(node.inputs[0]->desc)),
-          winograd_(geometry_, type_ == DataType::Float32, winograd_pays),
+          winograd_(geometry_, type_ == DataType::Float32, winograd_outputs),
           direct_(winograd_ ? DirectPlan() : DirectPlan(geometry_, type_)),
           // the filter's place is kept for filters bound at dispatch (settled before initialize says which)
           workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16, direct_,

@@ -11,18 +11,17 @@ namespace dml::cpu {
 namespace {
 
 using Plan = WinogradPlan;
-constexpr int64_t M = Plan::kOut;
 
-// The one-dimensional transforms of F(2, r), M = 2 outputs of a tile from N = r + 1 inputs: B^T of the input, A^T of
-// the products, G of the filter (in double, at initialize). Their two-dimensional forms apply them to the rows, then
-// to the columns: P = N x N points a tile. F(2, 3) is Lavin and Gray's (2015). F(2, 5) is Toom-Cook's at the points
-// 0, 1, -1, 1/2, -2 and infinity (derived and checked in exact fractions, bench/README.md): x -> -1/x maps them onto
-// themselves, which keeps the transforms' coefficients small; its worst error against float64 was 1.6e-6 of the
-// largest output where the points 0, +-1, +-2 (Lavin and Gray's F(4, 3) input transform) gave 3.9e-6, at the same
-// speed. B^T's rows are scaled to integers, the point 1/2's product halved so that A^T's are too, the fractions left
-// to G.
+// The one-dimensional transforms of F(m, r), M = m outputs of a tile from N = m + r - 1 inputs: B^T of the input,
+// A^T of the products, G of the filter (in double, at initialize). Their two-dimensional forms apply them to the
+// rows, then to the columns: P = N x N points a tile. F(2, 3) is Lavin and Gray's (2015). F(2, 5) and F(4, 3) are
+// Toom-Cook's at the points 0, 1, -1, 1/2, -2 and infinity (derived and checked in exact fractions, bench/README.md),
+// so they share B^T (Points6): x -> -1/x maps the points onto themselves, which keeps the coefficients small; F(2,
+// 5)'s worst error against float64 was 1.6e-6 of the largest output where the points 0, +-1, +-2 (Lavin and Gray's
+// F(4, 3)) gave 3.9e-6, at the same speed, and F(4, 3)'s simulated 1.6-2.1e-6 against 4.1-6.0e-6. B^T's rows are
+// scaled to integers, the point 1/2's products scaled so that A^T's are too, the fractions left to G.
 struct F2x3 {
-    static constexpr int64_t R = 3, N = M + R - 1, P = N * N;
+    static constexpr int64_t M = 2, R = 3, N = M + R - 1, P = N * N;
     template <class X>
     [[gnu::always_inline]] static void input_1d(const X* d, int64_t s, X* v, int64_t t) {
         v[0] = d[0] - d[2 * s], v[t] = d[s] + d[2 * s], v[2 * t] = d[2 * s] - d[s], v[3 * t] = d[s] - d[3 * s];
@@ -36,8 +35,8 @@ struct F2x3 {
     }
 };
 
-struct F2x5 {
-    static constexpr int64_t R = 5, N = M + R - 1, P = N * N;
+// B^T at the points 0, 1, -1, 1/2, -2 and infinity.
+struct Points6 {
     template <class X>
     [[gnu::always_inline]] static void input_1d(const X* d, int64_t s, X* v, int64_t t) {
         const X d13 = d[s] - d[3 * s], d24 = d[2 * s] - d[4 * s];
@@ -47,6 +46,10 @@ struct F2x5 {
         v[3 * t] = 2 * d13 + d24, v[4 * t] = d13 - 2 * d24;
         v[5 * t] = 2 * (d[s] + d[5 * s]) - 3 * d24 - 4 * d[3 * s];
     }
+};
+
+struct F2x5 : Points6 {
+    static constexpr int64_t M = 2, R = 5, N = M + R - 1, P = N * N;
     template <class X>
     [[gnu::always_inline]] static void output_1d(const X* m, int64_t s, X* y, int64_t t) {
         y[0] = m[0] + (m[s] + m[2 * s]) + 2 * m[3 * s] + m[4 * s];
@@ -60,10 +63,26 @@ struct F2x5 {
     }
 };
 
-// The padded input and the output rows lie split by phases of the tile's step M, as a strided convolution's
-// input does in the direct kernel's bands (convolution.cpp): phase b of a row holds its columns b, b + M, ..., so
-// that tile t reads and writes each phase at t plus a fixed offset, vectors of consecutive tiles with no
-// permutation.
+// F(4, 3): the point 1/2's products scaled by 8.
+struct F4x3 : Points6 {
+    static constexpr int64_t M = 4, R = 3, N = M + R - 1, P = N * N;
+    template <class X>
+    [[gnu::always_inline]] static void output_1d(const X* m, int64_t s, X* y, int64_t t) {
+        const X a = m[s] + m[2 * s], b = m[s] - m[2 * s];
+        y[0] = m[0] + a + 8 * m[3 * s] + m[4 * s], y[t] = b + 4 * m[3 * s] - 2 * m[4 * s];
+        y[2 * t] = a + 2 * m[3 * s] + 4 * m[4 * s], y[3 * t] = b + m[3 * s] - 8 * m[4 * s] + m[5 * s];
+    }
+    static void filter_1d(const double* g, int64_t s, double* u, int64_t t) {
+        u[0] = g[0] / 2, u[t] = -(g[0] + g[s] + g[2 * s]) / 6, u[2 * t] = (g[s] - g[0] - g[2 * s]) / 6;
+        u[3 * t] = (4 * g[0] + 2 * g[s] + g[2 * s]) / 30, u[4 * t] = (g[0] - 2 * g[s] + 4 * g[2 * s]) / 30;
+        u[5 * t] = g[2 * s] / 2;
+    }
+};
+
+// The padded input rows lie split by phases of the tile's step M, as a strided convolution's input does in the
+// direct kernel's bands (convolution.cpp): phase b of a row holds its columns b, b + M, ..., so that tile t reads
+// each phase at t plus a fixed offset, vectors of consecutive tiles with no permutation. The split and the output's
+// rows take vectors of M x kGroup columns, split or interleaved by permutes.
 
 // The transforms take the tiles kGroup (16) at a time, each step a loop over their lanes, which the compiler turns
 // into vector instructions; the last group's lanes past `count` read and write the padding that PartLayout leaves
@@ -75,7 +94,7 @@ constexpr int64_t kGroup = 16;
 template <class F>
 [[gnu::always_inline]] inline void input_tiles(const float* __restrict ph, int64_t pitch, float* __restrict v,
                                                int64_t points, int64_t count) {
-    constexpr int64_t N = F::N;
+    constexpr int64_t M = F::M, N = F::N;
     for (int64_t t = 0; t < count; t += kGroup) {
         float d[N][kGroup], h[N * N][kGroup], o[N][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i: h[j * N + i], its transform j
@@ -93,12 +112,12 @@ template <class F>
     }
 }
 
-// `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into the phases
-// of M output rows (row a's phase b at ph + (a * M + b) * pitch).
+// `count` tiles' outputs from products m (point k of tile t at m[k * points + t]), act(y + bias), into M output
+// rows (row a's column M * t + b at out + a * pitch + M * t + b).
 template <class F, ActivationFunction A>
 [[gnu::always_inline]] inline void output_tiles(const FusedActivation& f, const float* __restrict m, int64_t points,
-                                                float bias, float* __restrict ph, int64_t pitch, int64_t count) {
-    constexpr int64_t N = F::N;
+                                                float bias, float* __restrict out, int64_t pitch, int64_t count) {
+    constexpr int64_t M = F::M, N = F::N;
     for (int64_t t = 0; t < count; t += kGroup) {
         float s[N][kGroup], h[M * N][kGroup], y[M * M][kGroup];
         for (int64_t i = 0; i < N; ++i) {  // row i of points: h[b * N + i], its output column b
@@ -109,20 +128,13 @@ template <class F, ActivationFunction A>
         }
         for (int64_t b = 0; b < M; ++b)  // output column b: y[a * M + b], its rows a
             for (int64_t l = 0; l < kGroup; ++l) F::output_1d(&h[b * N][l], kGroup, &y[b][l], M * kGroup);
-        // output (a, b) into row a's phase b, a loop apart: within the columns' loop GCC stored F(2, 5)'s lane by lane
-        for (int64_t k = 0; k < M * M; ++k)
-            for (int64_t l = 0; l < kGroup; ++l) ph[k * pitch + t + l] = activate<A>(f, y[k][l] + bias);
-    }
-}
-
-// An output row of `columns` from its M phases (phase b at ph + b * pitch).
-[[gnu::always_inline]] inline void interleave(const float* __restrict ph, int64_t pitch, float* __restrict out,
-                                              int64_t columns) {
-    int64_t t = 0;
-    for (; M * t + M <= columns; ++t)
+        // the outputs into their rows, a loop apart (within the columns' loop GCC stored F(2, 5)'s lane by lane)
+        for (int64_t a = 0; a < M; ++a)
+            for (int64_t l = 0; l < kGroup; ++l)
 #pragma GCC unroll 16
-        for (int64_t b = 0; b < M; ++b) out[M * t + b] = ph[b * pitch + t];
-    for (int64_t b = 0; M * t + b < columns; ++b) out[M * t + b] = ph[b * pitch + t];
+                for (int64_t b = 0; b < M; ++b)
+                    out[a * pitch + M * (t + l) + b] = activate<A>(f, y[a * M + b][l] + bias);
+    }
 }
 
 // A block's tiles [t0, t0 + count), counted over rows of `row` tiles (WinogradPlan::row: each row's tiles and the
@@ -135,39 +147,44 @@ struct Tiles {
     int64_t end_row() const { return (t0 + count - 1) / row + 1; }
 };
 
-// The input transform of a block, each input channel's padded rows split by phases into ph (N x M rows of `pitch`,
-// each the block's tile rows one after the other; its rows past the image stay zero, as the whole of ph starts),
-// then transformed into v (point k of channel c at v[k * points + c * channel]).
+// The input transform of a block, each input channel's rows that the block reads copied into `padded` (`width`
+// floats a row, column x at x + pad; its padding, rows and columns, stays zero, as it starts), split by phases into
+// ph (N x M rows of `pitch`, each the block's tile rows one after the other), then transformed into v (point k of
+// channel c at v[k * points + c * channel]). The split takes kGroup entries of each phase at a time: short rows'
+// phases split column by column within their bounds took three times as long as the transform itself (F(4x4, 3x3),
+// 64 -> 64 of 56x56), and a row split just after its copy waited for the copy's stores.
 template <class F>
 DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, const Tiles& r, float* __restrict ph,
-                                   int64_t pitch, float* __restrict v, int64_t channel, int64_t points) {
-    constexpr int64_t N = F::N, reach = Plan::reach(F::R);
+                                   int64_t pitch, float* __restrict padded, int64_t width, float* __restrict v,
+                                   int64_t channel, int64_t points) {
+    constexpr int64_t M = F::M, N = F::N, reach = Plan::reach(M, F::R);
     const int64_t xs = g.x_stride[4], y0 = r.first_row(), y1 = r.end_row();
-    // phase b's entry u (of a tile row's r.row) holds input column M * u + b - pad: inside the image for [u0, u1)
-    int64_t u0[M], u1[M];
-    for (int64_t b = 0; b < M; ++b) {
-        u0[b] = std::min((g.pad[2] - b + M - 1) / M, r.row);
-        u1[b] = std::clamp((g.in[2] + g.pad[2] - b + M - 1) / M, u0[b], r.row);
-    }
-    std::fill(ph, ph + N * M * pitch, 0.0f);
+    // the block's input rows [top, top + rows), those in the image [r0, r1)
+    const int64_t top = M * y0 - g.pad[1], rows = M * (y1 - y0) + N - M;
+    const int64_t r0 = std::max(top, int64_t(0)), r1 = std::min(top + rows, g.in[1]);
+    std::fill(padded, padded + rows * width, 0.0f);
     for (int64_t c = 0; c < g.in_channels; ++c) {
         const float* plane = image + c * g.x_stride[1];
+        for (int64_t iy = r0; iy < r1; ++iy) {
+            const float* src = plane + iy * g.x_stride[3];
+            float* dst = padded + (iy - top) * width + g.pad[2];
+            if (xs == 1)
+                std::copy(src, src + g.in[2], dst);
+            else
+                for (int64_t x = 0; x < g.in[2]; ++x) dst[x] = src[x * xs];
+        }
         for (int64_t ty = y0; ty < y1; ++ty) {
-            // the entries the block's tiles of this row read: theirs and the `reach` next ones
+            // the entries the block's tiles of this row read: theirs and the `reach` next ones; the last group's
+            // past them land in the next tile row's, written after, or in the pitch's slack
             const int64_t first = std::max(r.t0 - ty * r.row, int64_t(0));
             const int64_t last = std::min(r.t0 + r.count - ty * r.row + reach, r.row);
             for (int64_t i = 0; i < N; ++i) {
-                const int64_t iy = M * ty + i - g.pad[1];
-                if (iy < 0 || iy >= g.in[1]) continue;
-                for (int64_t b = 0; b < M; ++b) {
-                    float* out = ph + (i * M + b) * pitch + (ty - y0) * r.row;
-                    const float* src = plane + iy * g.x_stride[3] + (b - g.pad[2]) * xs;
-                    const int64_t begin = std::max(u0[b], first), end = std::min(u1[b], last);
-                    if (xs == 1)
-                        for (int64_t u = begin; u < end; ++u) out[u] = src[M * u];
-                    else
-                        for (int64_t u = begin; u < end; ++u) out[u] = src[M * u * xs];
-                }
+                const float* line = padded + (M * (ty - y0) + i) * width;
+                float* out = ph + i * M * pitch + (ty - y0) * r.row;
+                for (int64_t u = first; u < last; u += kGroup)
+                    for (int64_t l = 0; l < kGroup; ++l)
+#pragma GCC unroll 16
+                        for (int64_t b = 0; b < M; ++b) out[b * pitch + u + l] = line[M * (u + l) + b];
             }
         }
         input_tiles<F>(ph + (r.t0 - y0 * r.row), pitch, v + c * channel, points, r.count);
@@ -175,33 +192,39 @@ DML_VECTOR_CLONES void input_block(const ConvGeometry& g, const float* image, co
 }
 
 // The output transform of a block, each output channel m from its products (point k at products[k * points + m *
-// block]), act(y + bias[m]) through the phases ph into the image's output rows.
+// block]), act(y + bias[m]) through `rows` (M rows of `pitch`, the block's tiles' outputs one after the other) into
+// the image's output rows.
 template <class F, ActivationFunction A>
 DML_VECTOR_CLONES void output_block(const ConvGeometry& g, const FusedActivation& f, const float* __restrict products,
                                     int64_t block, int64_t points, const float* bias, const Tiles& r,
-                                    float* __restrict ph, int64_t pitch, float* __restrict image) {
-    const int64_t O = g.out[1] * g.out[2], tiles_x = r.row - Plan::reach(F::R);
+                                    float* __restrict rows, int64_t pitch, float* __restrict image) {
+    constexpr int64_t M = F::M;
+    const int64_t O = g.out[1] * g.out[2], tiles_x = r.row - Plan::reach(M, F::R);
     for (int64_t m = 0; m < g.out_channels; ++m) {
-        output_tiles<F, A>(f, products + m * block, points, bias[m], ph, pitch, r.count);
+        output_tiles<F, A>(f, products + m * block, points, bias[m], rows, pitch, r.count);
         for (int64_t ty = r.first_row(); ty < r.end_row(); ++ty) {
             // the block's tiles of this row, and their output columns
             const int64_t a0 = std::max(r.t0, ty * r.row), a1 = std::min(r.t0 + r.count, ty * r.row + tiles_x);
             if (a1 <= a0) continue;
             const int64_t x0 = M * (a0 - ty * r.row), columns = std::min(M * (a1 - a0), g.out[2] - x0);
-            for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a)
-                interleave(ph + a * M * pitch + (a0 - r.t0), pitch, image + m * O + (M * ty + a) * g.out[2] + x0,
-                           columns);
+            for (int64_t a = 0; a < M && M * ty + a < g.out[1]; ++a) {
+                const float* src = rows + a * pitch + M * (a0 - r.t0);
+                std::copy(src, src + columns, image + m * O + (M * ty + a) * g.out[2] + x0);
+            }
         }
     }
 }
 
 // The floats of one part: the block's transformed input [points][in_channels][in_channel], its products
-// [points][padded_out][block], the phases of `side` padded input rows and of M output rows, `pitch` floats each (the
-// block's tile rows, and the lanes the transforms' last group reads and writes past them).
+// [points][padded_out][block], the phases of `side` padded input rows, `pitch` floats each (the block's tile rows,
+// and the lanes the transforms' last group reads and writes past them), `out` output rows of `out` x `pitch` floats,
+// and the block's padded input rows, `width` floats each (a tile row's entries and a group's past them, `out` floats
+// each).
 struct PartLayout {
-    int64_t pitch, in_channel, in_point, out_point, input, products, rows, out_rows, total;
+    int64_t pitch, width, in_channel, in_point, out_point, input, products, rows, out_rows, padded, total;
     PartLayout(const ConvGeometry& g, const Plan& p) {
-        pitch = ((p.block + p.row - 1) / p.row + 1) * p.row + 2 * kGroup;
+        const int64_t tile_rows = (p.block + p.row - 1) / p.row + 1;  // the most a block's tiles run over
+        pitch = tile_rows * p.row + 2 * kGroup, width = p.out * (p.row + kGroup);
         in_channel = p.block + kGroup;  // a channel's block and the lanes the input transform's last group writes
         // a point's floats a group of lanes (64 bytes) past its channels': room for the lanes the output
         // transform's last group reads, and the transforms' 16 streams of a tile's points would otherwise fall in
@@ -210,8 +233,9 @@ struct PartLayout {
         input = 0;
         products = input + p.points() * in_point;
         rows = products + p.points() * out_point;
-        out_rows = rows + p.side() * M * pitch;
-        total = out_rows + M * M * pitch;
+        out_rows = rows + p.side() * p.out * pitch;
+        padded = out_rows + p.out * p.out * pitch;
+        total = padded + (p.out * tile_rows + p.side() - p.out) * width;
     }
 };
 
@@ -263,7 +287,7 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
         float* rows = ws + L.rows;
         float* out_rows = ws + L.out_rows;
         const float* image = x + n * g.x_stride[0];
-        input_block<F>(g, image, r, rows, L.pitch, v, L.in_channel, L.in_point);
+        input_block<F>(g, image, r, rows, L.pitch, ws + L.padded, L.width, v, L.in_channel, L.in_point);
         // zeros past the block's last tile: the tiles' last vectors read them
         if (count < p.block)
             for (int64_t k = 0; k < P; ++k)
@@ -278,7 +302,7 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
             p.tile->run(a, 0, size_t(items));
         }
         // the output transform, bias and activation, into the output's rows
-        output(g, fused, products, p.block, L.out_point, bias, r, out_rows, L.pitch, y + n * K * O);
+        output(g, fused, products, p.block, L.out_point, bias, r, out_rows, p.out * L.pitch, y + n * K * O);
     };
     const int64_t jobs = g.batch * blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
     pool.parallel_for(size_t(threads), 1, [&](size_t begin, size_t end) {
@@ -287,11 +311,12 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
     });
 }
 
-// Calls f.operator()<F>() with the transforms of p's filter size.
+// Calls f.operator()<F>() with the transforms of p's filter and tile sizes.
 template <class Fn>
 void with_transforms(const Plan& p, Fn&& f) {
-    if (p.taps == F2x3::R) return f.template operator()<F2x3>();
-    f.template operator()<F2x5>();
+    if (p.taps == 5) return f.template operator()<F2x5>();
+    if (p.out == 4) return f.template operator()<F4x3>();
+    f.template operator()<F2x3>();
 }
 
 }  // namespace
@@ -305,17 +330,20 @@ void run_winograd(const ConvGeometry& g, const WinogradPlan& p, const FusedActiv
     with_transforms(p, [&]<class F>() { run<F>(g, p, fused, x, filter, bias, y, workspace, pool); });
 }
 
-WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, bool (*pays)(const ConvGeometry&)) {
+WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, int64_t (*outputs)(const ConvGeometry&)) {
     const DirectKernel* k = direct_kernel();
     const bool eligible = k && float32 && g.forward && g.groups == 1 && g.in[0] == 1 && g.kernel[0] == 1 &&
                           (g.kernel[1] == 3 || g.kernel[1] == 5) && g.kernel[2] == g.kernel[1] && g.stride[1] == 1 &&
                           g.stride[2] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1 && g.out[0] == 1 &&
                           g.out[1] > 0 && g.out[2] > 0;
-    if (!eligible || !pays(g)) return;
+    if (!eligible) return;
+    const int64_t m = outputs(g);
+    if (m != 2 && !(m == 4 && g.kernel[1] == 3)) return;
+    out = m;
     tile = &k->tile_for(g.out_channels, false);
     padded_out = tile->padded(g.out_channels);
     taps = g.kernel[1];
-    tiles_x = (g.out[2] + M - 1) / M, tiles_y = (g.out[1] + M - 1) / M, row = tiles_x + reach(taps);
+    tiles_x = (g.out[2] + out - 1) / out, tiles_y = (g.out[1] + out - 1) / out, row = tiles_x + reach(out, taps);
     // a block's input and products in half the second-level cache, in whole position blocks of the tile
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
     const int64_t bp = tile->block_positions, tiles = row * tiles_y;
