@@ -149,11 +149,12 @@ def test_gemm_float16_widens_and_narrows_exactly(graph, trans_a):
 # float16 and float32 products large enough for the cpu executor's AMX path (kernels/amx_gemm.h) where the processor
 # has it; the same tests check the BLAS path elsewhere and under DIRECTML_CPU_ISA caps. Shapes: K of 1 and not a
 # multiple of 16, M and N not multiples of 32 (the tiles' padding), rows in several blocks.
-# The last four are large enough for float32's tiles too (amx_gemm_pays<float>): rows in one block and in two, K
-# not a multiple of 16, columns past one block of 1024.
+# The last six are large enough for float32's tiles too (amx_gemm_pays<float>): rows in one block and in two, K
+# not a multiple of 16, columns past one block of 1024; the last two on two threads as well (512 rows or more), a
+# block of B split between them and row blocks shared out.
 LARGE_PRODUCTS = [(2048, 1, 1024), (16, 300, 200), (37, 300, 45), (67, 300, 109), (64, 300, 128), (100, 17, 1300),
                   (257, 257, 33), (600, 160, 96), (600, 50, 9), (130, 513, 70), (1, 4096, 4096),
-                  (67, 1000, 259), (300, 190, 300), (130, 1030, 150), (70, 230, 1100)]
+                  (67, 1000, 259), (300, 190, 300), (130, 1030, 150), (70, 230, 1100), (512, 200, 170), (600, 130, 300)]
 # Each type's unit roundoff and the bound on a sum's error, as a share of the sum of its terms' magnitudes: float's
 # own accumulation errs by about 1e-7 of it. A product of pieces left out errs by more: lo times lo (2^-16 of each
 # product) for float16, a1 b1 or a0 b2 (2^-16 to 2^-18) for float32 where K is small.

@@ -35,7 +35,9 @@ constexpr const PieceSplit& split_of() {
 
 // B's chunk of a block of 1024 columns (512 KiB, contiguous) stays in the second-level cache for the next row pair.
 constexpr uint32_t kColumnBlock = 1024;
-constexpr uint32_t kColumnGroup = 256;  // a thread's share of a block of B in the chunked schedule
+// A thread's share of a block of B in the chunked schedule: at most this many columns, fewer where the block would
+// otherwise leave a thread without one.
+constexpr uint32_t kColumnGroup = 256;
 
 // C in blocks of 2 x 2 tiles of 16 x 16 floats, so A's rows and B's columns are padded to 32 (zeros), K to 16.
 uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
@@ -73,7 +75,7 @@ struct Shape {
 // 1 x 4096 @ 4096 x 4096 5.6-5.8 / 11.2, 8 x 4096 @ 4096 x 4096 6.9-7.1 / 12.1-12.2, but 1 x 1024 @ 1024 x 1024 0.36 /
 // 0.17-0.19.
 template <>
-bool amx_gemm_pays<half>(uint32_t m, uint32_t n, uint32_t k) {
+bool amx_gemm_pays<half>(uint32_t m, uint32_t n, uint32_t k, size_t) {
     const bool large_b = uint64_t(k) * n >= (uint64_t(1) << 24);
     return cpu_has_amx() && (m >= 16 || large_b) && n >= 8 && uint64_t(m) * n * k >= (uint64_t(1) << 18);
 }
@@ -82,10 +84,14 @@ bool amx_gemm_pays<half>(uint32_t m, uint32_t n, uint32_t k) {
 // 0.21-0.23, 1024^3 9.8-11.8 / 11.5-13.8, 64 x 4096 @ 4096 x 4096 15.3-18.5 / 20.1-27.3, 512 x 128 @ 128 x 512 0.39-0.41 /
 // 0.43-0.47, 2048^3 91-114 / 92-107 (a tie); it lost with fewer rows (32 x 512 @ 512 x 512 0.19 / 0.15-0.16, 48 x 2048
 // @ 2048 x 2048 4.0-4.1 / 3.5-3.8), columns (512 x 512 @ 512 x 64 0.30 / 0.25-0.27), K (1024 x 64 @ 64 x 1024 1.10-1.38
-// / 0.98-1.08) or products (96^3 0.022 / 0.015-0.025, 192^3 0.096-0.098 / 0.095-0.104).
+// / 0.98-1.08) or products (96^3 0.022 / 0.015-0.025, 192^3 0.096-0.098 / 0.095-0.104). On two threads (wall time,
+// against OpenBLAS single-threaded a slice a thread, bench_cpu.py --threads 2) the tiles gained only with 512 rows or
+// more (1024^3 6.0-7.0 / 7.5 ms, 2048^3 47-71 / 50-68) and lost with fewer (256^3 0.20-0.22 / 0.13-0.14, 64 x 4096 @
+// 4096 x 4096 13.0-14.7 / 9.4-13.1): two threads' tiles ran little faster than one's.
 template <>
-bool amx_gemm_pays<float>(uint32_t m, uint32_t n, uint32_t k) {
-    return cpu_has_amx() && m >= 64 && n >= 128 && k >= 128 && uint64_t(m) * n * k >= (uint64_t(1) << 24);
+bool amx_gemm_pays<float>(uint32_t m, uint32_t n, uint32_t k, size_t threads) {
+    return cpu_has_amx() && m >= (threads > 1 ? 512 : 64) && n >= 128 && k >= 128 &&
+           uint64_t(m) * n * k >= (uint64_t(1) << 24);
 }
 
 template <class T>
@@ -362,12 +368,13 @@ bool amx_gemm(ThreadPool& pool, uint32_t m, uint32_t n, uint32_t k, AmxOperand<T
     for (uint32_t j1 = 0; j1 < s.np; j1 += columns) {
         const uint32_t j2 = std::min(j1 + columns, s.np);
         if (s.chunked) {
-            const uint32_t groups = (columns + kColumnGroup - 1) / kColumnGroup;
+            const uint32_t group = std::min(kColumnGroup, round_up((columns + threads - 1) / threads, 32));
+            const uint32_t groups = (columns + group - 1) / group;
             for (uint32_t k1 = 0; k1 < s.kp; k1 += s.chunk) {
                 const uint32_t k2 = std::min(k1 + s.chunk, s.kp);
-                stages.push_back({groups, 1, [&, j1, j2, k1, k2](size_t g0, size_t g1) {
-                                      const uint32_t c1 = std::min(j1 + uint32_t(g0) * kColumnGroup, j2);
-                                      const uint32_t c2 = std::min(j1 + uint32_t(g1) * kColumnGroup, j2);
+                stages.push_back({groups, 1, [&, j1, j2, k1, k2, group](size_t g0, size_t g1) {
+                                      const uint32_t c1 = std::min(j1 + uint32_t(g0) * group, j2);
+                                      const uint32_t c2 = std::min(j1 + uint32_t(g1) * group, j2);
                                       if (!carried || c1 == c2) return;
                                       if (!pack_b(b, s, c1 / 16, c2 / 16, k1, k2, bp) ||
                                           !multiply_rows(a, s, bp, 0, s.mp, c1, c2, k1, k2, p))

@@ -20,9 +20,10 @@ struct AmxOperand {
     int64_t stride, k_stride;
 };
 
-// Whether an M x K by K x N product of T (half or float) is worth the tiles' padding and packing.
+// Whether an M x K by K x N product of T (half or float) is worth the tiles' padding and packing on a pool of
+// `threads` (fewer threads never take fewer products: a workspace sized for one thread fits).
 template <class T>
-bool amx_gemm_pays(uint32_t m, uint32_t n, uint32_t k);
+bool amx_gemm_pays(uint32_t m, uint32_t n, uint32_t k, size_t threads);
 // Scratch bytes amx_gemm<T> takes for an M x K by K x N product.
 template <class T>
 uint64_t amx_gemm_workspace(uint32_t m, uint32_t n, uint32_t k);

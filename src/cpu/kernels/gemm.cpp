@@ -87,12 +87,12 @@ uint64_t blas_workspace(const TensorDesc& a, const TensorDesc& b, const TensorDe
     return elems * (y.data_type == DataType::Float64 ? 8 : 4);
 }
 
-// Whether a float16 or float product of this output takes amx_gemm (its workspace after the BLAS path's, which it
-// falls back to where the pieces cannot carry an operand).
-bool takes_amx(const TensorDesc& y, uint32_t k) {
+// Whether a float16 or float product of this output takes amx_gemm on a pool of `threads` (its workspace, sized for
+// one thread, after the BLAS path's, which it falls back to where the pieces cannot carry an operand).
+bool takes_amx(const TensorDesc& y, uint32_t k, size_t threads) {
     const uint32_t m = y.sizes[2], n = y.sizes[3];
-    return y.data_type == DataType::Float16   ? amx_gemm_pays<half>(m, n, k)
-           : y.data_type == DataType::Float32 ? amx_gemm_pays<float>(m, n, k)
+    return y.data_type == DataType::Float16   ? amx_gemm_pays<half>(m, n, k, threads)
+           : y.data_type == DataType::Float32 ? amx_gemm_pays<float>(m, n, k, threads)
                                               : false;
 }
 
@@ -109,7 +109,7 @@ void run_gemm_typed(const KernelArgs& args) {
     C* scratch_y = scratch_b + lb.count();
     const bool sliced = !std::is_same_v<T, C> && (uint64_t(M) + N) * K * sizeof(C) > kWidenedBytes;
     const uint32_t slice = sliced ? kWidenedSlice : K;
-    const bool amx = takes_amx(*y.desc, K);
+    const bool amx = takes_amx(*y.desc, K, args.pool.size());
     for (uint32_t i0 = 0; i0 < y.desc->sizes[0]; ++i0)
         for (uint32_t i1 = 0; i1 < y.desc->sizes[1]; ++i1) {
             T* out = y.as<T>() + (uint64_t(i0) * y.desc->sizes[1] + i1) * M * N;
@@ -165,7 +165,7 @@ uint64_t gemm_workspace(const Node& node) {
     const TensorDesc &a = node.inputs[0]->desc, &b = node.inputs[1]->desc, &y = node.outputs[0];
     const auto& d = static_cast<const GemmDesc&>(*node.desc);
     const uint32_t K = d.trans_a == MatrixTransform::Transpose ? a.sizes[2] : a.sizes[3];
-    if (!takes_amx(y, K)) return blas_workspace(a, b, y);
+    if (!takes_amx(y, K, 1)) return blas_workspace(a, b, y);
     const uint32_t m = y.sizes[2], n = y.sizes[3];
     return blas_workspace(a, b, y) + (y.data_type == DataType::Float16 ? amx_gemm_workspace<half>(m, n, K)
                                                                        : amx_gemm_workspace<float>(m, n, K));
