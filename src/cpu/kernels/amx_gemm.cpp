@@ -203,6 +203,20 @@ DML_AMX_TARGET inline __m512i pair(const __m512i* p, int first, int second) {
     return _mm512_or_si512(_mm512_srli_epi32(p[first], 16), p[second]);
 }
 
+// A 16 x 16 block's rows x[q] split into pieces and stored as `count` tiles of pairs, pair w of row q (pieces
+// pairs[w][0] and pairs[w][1]) at dst + w * 512 + q * 32. Returns the lanes the pieces cannot carry.
+template <const PieceSplit& S, class Pairs>
+DML_AMX_TARGET inline __mmask16 store_pairs(const __m512 x[16], const Pairs& pairs, int count, uint16_t* dst) {
+    __mmask16 bad = 0;
+    for (uint32_t q = 0; q < 16; ++q) {
+        __m512i p[S.pieces];
+        bad |= unsplittable<S>(x[q]);
+        split<S>(x[q], p);
+        for (int w = 0; w < count; ++w) _mm512_store_si512(dst + w * 512 + q * 32, pair(p, pairs[w][0], pairs[w][1]));
+    }
+    return bad;
+}
+
 // B's column tiles [t0, t1) over k in [k1, k2) (multiples of 16) as TDPBF16PS takes its second operand: for each 16
 // k, a tile for each of the split's B pairs, a row a k, 16 columns of pairs in a row. K blocks outside: reading a
 // stored B's rows down its columns (64 bytes of a row, then the next row's) missed the caches on every row, 64 x 4096
@@ -223,13 +237,7 @@ DML_AMX_TARGET bool pack_b(AmxOperand<T> b, const Shape& s, uint32_t t0, uint32_
                 continue;
             }
             load_block(b.data + j * b.stride + k * b.k_stride, b.k_stride, b.stride, s.k - k, s.n - j, x);
-            for (uint32_t q = 0; q < 16; ++q) {
-                __m512i p[S.pieces];
-                bad |= unsplittable<S>(x[q]);
-                split<S>(x[q], p);
-                for (int w = 0; w < S.b_pairs; ++w)
-                    _mm512_store_si512(dst + w * 512 + q * 32, pair(p, S.b[w][0], S.b[w][1]));
-            }
+            bad |= store_pairs<S>(x, S.b, S.b_pairs, dst);
             if (b.k_stride == 1 && k + 16 >= k2)
                 for (uint32_t c = j; c < std::min(j + 16, s.n); ++c)
                     for (uint32_t next = k2; next < std::min(2 * k2 - k1, s.k); next += 64 / sizeof(T))
@@ -257,13 +265,7 @@ DML_AMX_TARGET bool pack_a(AmxOperand<T> a, const Shape& s, uint32_t r, uint32_t
                 continue;
             }
             load_block(a.data + i0 * a.stride + k * a.k_stride, a.stride, a.k_stride, rows, s.k - k, x);
-            for (uint32_t q = 0; q < 16; ++q) {
-                __m512i p[S.pieces];
-                bad |= unsplittable<S>(x[q]);
-                split<S>(x[q], p);
-                for (int v = 0; v < S.a_pairs; ++v)
-                    _mm512_store_si512(dst + v * 512 + q * 32, pair(p, S.a[v][0], S.a[v][1]));
-            }
+            bad |= store_pairs<S>(x, S.a, S.a_pairs, dst);
         }
         if (a.k_stride == 1)
             for (uint32_t i = i0; i < std::min(i0 + 16, s.m); ++i)
