@@ -120,6 +120,7 @@ public:
         const DispatchMemory address{inputs, outputs, arena_ ? static_cast<std::byte*>(arena_->data) : nullptr};
         ThreadPool& pool = static_cast<CpuDevice&>(*device_).thread_pool();
         const ArenaPoison poison(address.arena, memory_.arena_size);
+        const ThreadPool::Hold hold(pool);
         for (size_t i = 0; i < graph_.nodes.size(); ++i) {
             const Node& node = graph_.nodes[i];
             KernelArgs args{node, {}, {}, address.arena ? address.arena + memory_.workspace[i] : nullptr, pool};

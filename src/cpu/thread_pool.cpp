@@ -76,6 +76,11 @@ void ThreadPool::worker_loop() {
     uint64_t seen = 0;
     std::unique_lock lock(mutex_);
     for (;;) {
+        if (held_ && generation_ == seen) {  // a plan runs: its next node comes within microseconds
+            lock.unlock();
+            while (held_ && generation_ == seen) std::this_thread::yield();
+            lock.lock();
+        }
         wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;

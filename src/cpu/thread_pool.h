@@ -33,6 +33,19 @@ public:
     // Where every stage is one chunk (n <= grain), the calling thread runs them alone, as parallel_for does.
     void parallel_stages(const std::vector<Stage>& stages);
 
+    // While a Hold lives, workers that finish a job spin (yielding) for the next one instead of sleeping, so that a
+    // plan's run of short nodes costs one wake-up, not one a node; they sleep again when the last Hold goes.
+    class Hold {
+    public:
+        explicit Hold(ThreadPool& pool) : pool_(pool) { ++pool_.held_; }
+        ~Hold() { --pool_.held_; }
+        Hold(const Hold&) = delete;
+        Hold& operator=(const Hold&) = delete;
+
+    private:
+        ThreadPool& pool_;
+    };
+
 private:
     void worker_loop();
     void run_job(std::unique_lock<std::mutex>& lock);
@@ -46,8 +59,8 @@ private:
     const Stage* stages_ = nullptr;
     size_t stage_count_ = 0, n_ = 0, chunk_ = 0, next_ = 0, running_ = 0;
     // written under mutex_, read while spinning
-    std::atomic<size_t> stage_{0}, active_{0};
-    uint64_t generation_ = 0;
+    std::atomic<size_t> stage_{0}, active_{0}, held_{0};
+    std::atomic<uint64_t> generation_{0};
     bool stop_ = false;
 };
 

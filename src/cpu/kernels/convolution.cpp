@@ -403,36 +403,35 @@ DML_VECTOR_CLONES void widen_strided(float* dst, const T* src, int64_t n, int64_
     for (int64_t i = 0; i < n; ++i) dst[i] = float(compute_t<T>(src[i * (S ? S : stride)]));
 }
 
-// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of channels [begin,
-// end) of image n of the strided input, into the direct kernel's band planes [in_channels][phase][phase_plane].
+// The padded input rows of a band of output rows from r0 (its rows, then the filter's reach) of image n of the
+// strided input, into the direct kernel's band planes [in_channels][phase][phase_plane]: items [begin, end) of
+// in_channels x phases (a stride-2 layer of 3 channels is 12 items, not 3, for the threads to share evenly).
 template <class T>
 void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t n, int64_t r0, float* dst,
               size_t begin, size_t end) {
     const int64_t sy = g.stride[1], sx = g.stride[2], xs = g.x_stride[4];
-    for (size_t c = begin; c < end; ++c) {
-        const T* image = src + int64_t(n) * g.x_stride[0] + int64_t(c) * g.x_stride[1];
-        for (int64_t a = 0; a < sy; ++a)
-            for (int64_t b = 0; b < sx; ++b) {
-                float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
-                const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
-                const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
-                for (int64_t i = 0; i < d.phase_rows; ++i) {
-                    const int64_t y = (r0 + i) * sy + a - g.pad[1];
-                    float* o = phase + i * d.row;
-                    if (y < 0 || y >= g.in[1]) {
-                        std::fill(o, o + d.row, 0.0f);
-                        continue;
-                    }
-                    const T* r = image + y * g.x_stride[3] + x0 * xs;
-                    std::fill(o, o + lo, 0.0f);
-                    const int64_t step = sx * xs;
-                    if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
-                    else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
-                    else widen_strided<0>(o + lo, r, hi - lo, step);
-                    std::fill(o + hi, o + d.row, 0.0f);
-                }
-                std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
+    for (size_t item = begin; item < end; ++item) {
+        const int64_t c = int64_t(item) / (sy * sx), a = int64_t(item) % (sy * sx) / sx, b = int64_t(item) % sx;
+        const T* image = src + int64_t(n) * g.x_stride[0] + c * g.x_stride[1];
+        float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
+        const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
+        const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
+        for (int64_t i = 0; i < d.phase_rows; ++i) {
+            const int64_t y = (r0 + i) * sy + a - g.pad[1];
+            float* o = phase + i * d.row;
+            if (y < 0 || y >= g.in[1]) {
+                std::fill(o, o + d.row, 0.0f);
+                continue;
             }
+            const T* r = image + y * g.x_stride[3] + x0 * xs;
+            std::fill(o, o + lo, 0.0f);
+            const int64_t step = sx * xs;
+            if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
+            else if (step == 2) widen_strided<2>(o + lo, r, hi - lo, 2);
+            else widen_strided<0>(o + lo, r, hi - lo, step);
+            std::fill(o + hi, o + d.row, 0.0f);
+        }
+        std::fill(phase + d.phase_rows * d.row, phase + d.phase_plane, 0.0f);
     }
 }
 
@@ -767,7 +766,8 @@ private:
                 if (d.in_place)  // float (DirectPlan)
                     input = reinterpret_cast<const float*>(x + int64_t(n) * g.x_stride[0]);
                 else
-                    stages.push_back({size_t(g.in_channels), grain, [=, &g, &d](size_t b, size_t e) {
+                    stages.push_back({size_t(g.in_channels * g.stride[1] * g.stride[2]), grain,
+                                      [=, &g, &d](size_t b, size_t e) {
                                           pad_band<T>(x, g, d, n, r0, padded, b, e);
                                       }});
                 if (d.depthwise) {

@@ -1,6 +1,7 @@
 #include "winograd_convolution.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "../../platform/platform.h"
@@ -272,15 +273,16 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
     constexpr int64_t P = F::P;
     const PartLayout L(g, p);
     float* parts = workspace + parts_offset(g, p);
-    const int64_t C = g.in_channels, K = g.out_channels, tiles = p.row * p.tiles_y;
-    const int64_t blocks = (tiles + p.block - 1) / p.block, O = g.out[1] * g.out[2];
+    const int64_t C = g.in_channels, K = g.out_channels, tiles = p.row * p.tiles_y, O = g.out[1] * g.out[2];
+    const int64_t groups = (tiles + kGroup - 1) / kGroup;
     const int64_t tap_offset = 0;
     void (*output)(const ConvGeometry&, const FusedActivation&, const float*, int64_t, int64_t, const float*,
                    const Tiles&, float*, int64_t, float*) = nullptr;
     with_activation(fused.function, [&]<ActivationFunction A>() { output = output_block<F, A>; });
     // Block b of image n on part q's workspace.
     auto run_block = [&](int64_t n, int64_t b, float* ws) {
-        const int64_t t0 = b * p.block, count = std::min(p.block, tiles - t0);
+        const int64_t t0 = b * groups / p.blocks * kGroup;
+        const int64_t count = std::min((b + 1) * groups / p.blocks * kGroup, tiles) - t0;
         const Tiles r{t0, count, p.row};
         float* v = ws + L.input;
         float* products = ws + L.products;
@@ -304,10 +306,12 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
         // the output transform, bias and activation, into the output's rows
         output(g, fused, products, p.block, L.out_point, bias, r, out_rows, p.out * L.pitch, y + n * K * O);
     };
-    const int64_t jobs = g.batch * blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
+    // each part takes the next block not yet taken, so that a thread woken late takes fewer
+    const int64_t jobs = g.batch * p.blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
+    std::atomic<int64_t> next{0};
     pool.parallel_for(size_t(threads), 1, [&](size_t begin, size_t end) {
         for (size_t q = begin; q < end; ++q)
-            for (int64_t j = int64_t(q); j < jobs; j += threads) run_block(j / blocks, j % blocks, parts + q * L.total);
+            for (int64_t j = next++; j < jobs; j = next++) run_block(j / p.blocks, j % p.blocks, parts + q * L.total);
     });
 }
 
@@ -348,8 +352,12 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, int64_t (*output
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
     const int64_t bp = tile->block_positions, tiles = row * tiles_y;
     const int64_t fit = budget / int64_t(sizeof(float) * points() * (g.in_channels + padded_out)) / bp * bp;
-    block = std::clamp(fit, bp, (tiles + bp - 1) / bp * bp);
     parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
+    // as many blocks as fit, rounded up to a multiple of the parts where the groups allow, so that the threads
+    // end together: 13x13's 56 tiles as one block of 48 and one of 8 kept one thread twice as long as the other
+    const int64_t groups = (tiles + kGroup - 1) / kGroup;
+    blocks = std::min(groups, ((tiles + std::max(fit, bp) - 1) / std::max(fit, bp) + parts - 1) / parts * parts);
+    block = ((groups + blocks - 1) / blocks * kGroup + bp - 1) / bp * bp;
 }
 
 uint64_t WinogradPlan::workspace_elements(const ConvGeometry& g) const {

@@ -24,7 +24,8 @@ struct WinogradPlan {
     int64_t taps = 0;                    // the filter's side: 3 or 5
     int64_t tiles_x = 0, tiles_y = 0;    // tiles of an image
     int64_t row = 0;                     // tiles a row as the blocks count them: tiles_x and reach(out, taps) dropped
-    int64_t block = 0;                   // tiles a block (whole position blocks of `tile`)
+    int64_t block = 0;                   // the most tiles a block (whole position blocks of `tile`)
+    int64_t blocks = 0;                  // blocks an image, of about equal counts of tiles (whole groups of 16)
     int64_t padded_out = 0;              // output channels in whole blocks of the tile
     int64_t parts = 0;                   // blocks in flight at once, each with its own workspace
 
