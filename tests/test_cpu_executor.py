@@ -230,6 +230,42 @@ def test_device_thread_count(threads):
     assert got[0, 0, 0, 0] == 32  # a corner sees 2 x 2 taps
 
 
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_threads_run_every_item_once(threads):
+    # The pool gives each thread a range of a loop's items, and a thread done with its own helps the others from the
+    # back of theirs (more threads than cores make that the rule): every item runs, and runs once. The 1x1 layer of
+    # 1100 input channels adds each chunk of its channels to the sums the chunks before it left, so an item run twice
+    # shows; the others cover loops of few items (a 3x3 of 5x5), Winograd blocks and a softmax row a item.
+    rng = np.random.default_rng(5)
+    g = dml.Graph(dml.Device("cpu", threads=threads))
+    x = g.input([1, 1100, 13, 13], name="x")
+    w1 = (rng.standard_normal((40, 1100, 1, 1)) / 30).astype(np.float32)
+    w3 = (rng.standard_normal((24, 40, 3, 3)) / 10).astype(np.float32)
+    w5 = (rng.standard_normal((8, 24, 3, 3)) / 10).astype(np.float32)
+    y1 = dml.convolution(x, g.constant(w1))
+    y3 = dml.convolution(y1, g.constant(w3), start_padding=[1, 1], end_padding=[1, 1])
+    small = dml.convolution(dml.max_pooling(y3, window_size=[3, 3], strides=[3, 3]).values, g.constant(w5),
+                            start_padding=[1, 1], end_padding=[1, 1])
+    soft = dml.activation_softmax(y3, axes=[3])
+    op = g.compile([y3, small, soft])
+    data = rng.standard_normal((1, 1100, 13, 13)).astype(np.float32)
+
+    def conv3(v, w):  # 3x3, padding 1, float64
+        p = np.pad(v.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        h, wd = v.shape[2:]
+        return sum(np.einsum("nchw,mc->nmhw", p[:, :, i:i + h, j:j + wd], w[:, :, i, j]) for i in range(3)
+                   for j in range(3))
+
+    want3 = conv3(np.einsum("nchw,mc->nmhw", data.astype(np.float64), w1[:, :, 0, 0]), w3)
+    pooled = want3[:, :, :12, :12].reshape(1, 24, 4, 3, 4, 3).max(axis=(3, 5))
+    e = np.exp(want3 - want3.max(axis=3, keepdims=True))
+    for _ in range(10):
+        got3, got_small, got_soft = op({"x": data})
+        np.testing.assert_allclose(got3, want3, rtol=1e-4, atol=1e-4 * np.abs(want3).max())
+        np.testing.assert_allclose(got_small, conv3(pooled, w5), rtol=1e-4, atol=1e-4 * np.abs(want3).max())
+        np.testing.assert_allclose(got_soft, e / e.sum(axis=3, keepdims=True), rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("threads", [0, 1025])
 def test_device_thread_count_out_of_range(threads):
     with pytest.raises(ValueError, match=f"threads must be between 1 and 1024, got {threads}"):

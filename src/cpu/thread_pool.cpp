@@ -10,9 +10,8 @@
 
 namespace dml {
 
-ThreadPool::ThreadPool(size_t threads) {
-    size_t extra = threads > 1 ? threads - 1 : 0;
-    for (size_t i = 0; i < extra; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(size_t threads) : next_(std::max<size_t>(threads, 1)), end_(next_.size()) {
+    for (size_t i = 1; i < next_.size(); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -48,31 +47,45 @@ void ThreadPool::begin_stage(size_t s) {
     n_ = stage.n;
     // A few chunks per thread balances uneven rows without much locking.
     chunk_ = std::max(std::max<size_t>(stage.grain, 1), (n_ + size() * 4 - 1) / (size() * 4));
-    next_ = 0;
+    dealt_ = 0;
+    // ranges of at least `grain` items where there are enough; the threads past them start by helping
+    const size_t ranges = std::clamp<size_t>(n_ / std::max<size_t>(stage.grain, 1), 1, size());
+    for (size_t t = 0; t < size(); ++t)
+        next_[t] = std::min(t, ranges) * n_ / ranges, end_[t] = std::min(t + 1, ranges) * n_ / ranges;
 }
 
-void ThreadPool::run_job(std::unique_lock<std::mutex>& lock) {
+void ThreadPool::run_job(std::unique_lock<std::mutex>& lock, size_t self) {
     while (stage_ < stage_count_) {
-        if (next_ >= n_) {  // the stage's last chunks run on other threads
+        if (dealt_ >= n_) {  // the stage's last chunks run on other threads
             const size_t s = stage_;
             wait_for(lock, stage_done_, [&] { return stage_ != s; });
             continue;
         }
         const Stage& stage = stages_[stage_];
-        const size_t begin = next_, end = std::min(n_, begin + chunk_);
-        next_ = end;
+        size_t begin, end;
+        if (next_[self] < end_[self]) {
+            begin = next_[self], end = std::min(end_[self], begin + chunk_);
+            next_[self] = end;
+        } else {  // the back of the range with the most items left
+            size_t r = 0;
+            for (size_t t = 1; t < size(); ++t)
+                if (end_[t] - next_[t] > end_[r] - next_[r]) r = t;
+            end = end_[r], begin = std::max(next_[r], end - std::min(end, chunk_));
+            end_[r] = begin;
+        }
+        dealt_ += end - begin;
         ++running_;
         lock.unlock();
         stage.f(begin, end);
         lock.lock();
-        if (--running_ == 0 && next_ >= n_) {
+        if (--running_ == 0 && dealt_ >= n_) {
             begin_stage(stage_ + 1);
             stage_done_.notify_all();
         }
     }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(size_t self) {
     uint64_t seen = 0;
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -85,7 +98,7 @@ void ThreadPool::worker_loop() {
         if (stop_) return;
         seen = generation_;
         ++active_;
-        run_job(lock);
+        run_job(lock, self);
         if (--active_ == 0) done_.notify_all();
     }
 }
@@ -106,7 +119,7 @@ void ThreadPool::parallel_stages(const std::vector<Stage>& stages) {
     begin_stage(0);
     ++generation_;
     wake_.notify_all();
-    run_job(lock);
+    run_job(lock, 0);
     // the workers leave run_job before the stages go out of scope
     wait_for(lock, done_, [&] { return active_ == 0; });
     stages_ = nullptr;

@@ -89,6 +89,7 @@ struct F4x3 : Points6 {
 // into vector instructions; the last group's lanes past `count` read and write the padding that PartLayout leaves
 // for them (their values unused).
 constexpr int64_t kGroup = 16;
+constexpr int64_t kMaxParts = 16;  // workspace parts (threads running blocks at once)
 
 // `count` tiles from the phases of N padded input rows (row i's phase b at ph + (i * M + b) * pitch): point k of
 // tile t to v[k * points + t].
@@ -306,12 +307,19 @@ void run(const ConvGeometry& g, const Plan& p, const FusedActivation& fused, con
         // the output transform, bias and activation, into the output's rows
         output(g, fused, products, p.block, L.out_point, bias, r, out_rows, p.out * L.pitch, y + n * K * O);
     };
-    // each part takes the next block not yet taken, so that a thread woken late takes fewer
+    // Part q runs blocks [q * jobs / threads, ...) of its own, then takes those the other parts have not reached,
+    // so that a thread runs the same part of the image from one layer to the next (its input and output still in
+    // its cache) unless another falls behind.
     const int64_t jobs = g.batch * p.blocks, threads = std::min<int64_t>({p.parts, int64_t(pool.size()), jobs});
-    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> next[kMaxParts];
+    for (int64_t q = 0; q < threads; ++q) next[q] = q * jobs / threads;
     pool.parallel_for(size_t(threads), 1, [&](size_t begin, size_t end) {
         for (size_t q = begin; q < end; ++q)
-            for (int64_t j = next++; j < jobs; j = next++) run_block(j / p.blocks, j % p.blocks, parts + q * L.total);
+            for (int64_t k = 0; k < threads; ++k) {
+                const int64_t r = (int64_t(q) + k) % threads, last = (r + 1) * jobs / threads;
+                for (int64_t j = next[r]++; j < last; j = next[r]++)
+                    run_block(j / p.blocks, j % p.blocks, parts + q * L.total);
+            }
     });
 }
 
@@ -352,7 +360,7 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, int64_t (*output
     const int64_t budget = int64_t(std::clamp<size_t>(platform::second_level_cache_bytes(), 256 << 10, 4 << 20)) / 2;
     const int64_t bp = tile->block_positions, tiles = row * tiles_y;
     const int64_t fit = budget / int64_t(sizeof(float) * points() * (g.in_channels + padded_out)) / bp * bp;
-    parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, 16));
+    parts = int64_t(std::clamp<size_t>(platform::usable_cpu_count(), 1, kMaxParts));
     // as many blocks as fit, rounded up to a multiple of the parts where the groups allow, so that the threads
     // end together: 13x13's 56 tiles as one block of 48 and one of 8 kept one thread twice as long as the other
     const int64_t groups = (tiles + kGroup - 1) / kGroup;
