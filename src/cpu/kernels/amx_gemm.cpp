@@ -175,9 +175,10 @@ DML_AMX_TARGET inline __mmask16 unsplittable(__m512 x) {
         return _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x), exponent), exponent);
     }
     const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-    const __m512i tiny = _mm512_set1_epi32((127 - 50) << 23);
-    return _mm512_cmpge_epu32_mask(magnitude, _mm512_set1_epi32(0x7f7f8000)) |
-           _mm512_cmplt_epu32_mask(_mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)), _mm512_sub_epi32(tiny, _mm512_set1_epi32(1)));
+    // nonzero and below 2^-50: magnitude - 1 below 2^-50's bits - 1, where zero's wraps to the largest
+    const __mmask16 tiny = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)),
+                                                   _mm512_set1_epi32(((127 - 50) << 23) - 1));
+    return _mm512_cmpge_epu32_mask(magnitude, _mm512_set1_epi32(0x7f7f8000)) | tiny;
 }
 
 // x's bfloat16 pieces as floats (low 16 bits zero): each but the last x's remainder cut to bfloat16, the last the

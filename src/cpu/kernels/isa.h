@@ -14,8 +14,8 @@ namespace dml::cpu {
 enum class Isa { Generic, Avx2, Avx512 };
 
 Isa cpu_isa();
-// Whether the float16 and float GEMMs may take AMX's BF16 tiles (kernels/amx_gemm.h): AVX-512 (with BW) not capped, AMX-TILE
-// and AMX-BF16, and Linux granting this process the tile state (asked for once, here).
+// Whether the float16 and float GEMMs may take AMX's BF16 tiles (kernels/amx_gemm.h): AVX-512 (with BW) not capped,
+// AMX-TILE and AMX-BF16, and Linux granting this process the tile state (asked for once, here).
 bool cpu_has_amx();
 
 #if defined(DML_X86_DISPATCH) && defined(__linux__)
