@@ -1,9 +1,9 @@
 """Times the candidate kernels of cuda_variants.cu against torch in one process (CUDA events, median of 7 x 20
-launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh gnc gnl gnt gnp] (an NVIDIA GPU; default
-all; bench/README.md, runs K, N, O, P and Q)."""
+launches): python3 bench/bench_cuda_variants.py path/to/cuda_variants.so [ln ew ln2 gn gnh gnc gnl gnt gnp gno] (an NVIDIA GPU; default
+all; bench/README.md, runs K, N, O, P, Q and R)."""
 import ctypes, sys, torch, torch.nn.functional as F
 lib = ctypes.CDLL(sys.argv[1])
-only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh", "gnc", "gnl", "gnt", "gnp"}
+only = set(sys.argv[2:]) or {"ln", "ew", "ln2", "gn", "gnh", "gnc", "gnl", "gnt", "gnp", "gno"}
 P, I, U64, Fl = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_float
 lib.ln.argtypes = [I, I, I, I, P, P, P, P, I, I, Fl, P]
 lib.ew.argtypes = [I, I, I, I, I, P, P, P, U64, P]
@@ -197,4 +197,22 @@ for N, C, H, W in [] if "gnp" not in only else LARGE + [(2, 256, 512, 512)]:
                                         (256, 8, 1, 1, 3, 4)]:
         candidate(f"producers T{T} V{v} hint{hint} act{act}, {sets} consumer sets, lead {lead}", lib.gn_producers,
                   (T, v, hint, act, sets, lead, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wsp.data_ptr(),
+                   N, G, C // G, H * W, st), y, refs[act], gb, tt, three)
+
+lib.gn_once.argtypes = [I, I, I, I, I, I, P, P, P, P, P, I, I, I, I, P]
+for N, C, H, W in [] if "gno" not in only else LARGE + [(2, 256, 512, 512)]:
+    G = 32
+    x, s, b, y, gb, refs, tt, three, ws = group_norm_sections(N, C, H, W, G)
+    tail = (128, 2, 8192, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), ws.data_ptr(), N * G, C // G, H * W, st)
+    if N == 1:
+        candidate("tail kept T128 K2 8192 KiB", lib.gn_tail, tail, y, refs[0], gb, tt, three)
+    wso = torch.zeros(sm_count * 4 * 8 * 32 * 3 + 64, dtype=torch.float32, device="cuda")
+    for T, K, act, bps, held_kb, keep_kb in [
+            (1024, 2, 0, 1, 0, 0), (1024, 2, 0, 1, 0, 8192), (1024, 2, 0, 1, 224, 0), (1024, 2, 0, 1, 224, 8192),
+            (1024, 2, 0, 1, 224, 16384), (1024, 2, 0, 1, 224, 24576), (1024, 2, 0, 1, 224, 32768),
+            (1024, 1, 0, 1, 216, 16384), (1024, 1, 0, 1, 216, 24576), (512, 2, 0, 2, 112, 16384),
+            (512, 4, 0, 1, 224, 16384), (512, 4, 0, 2, 96, 16384), (256, 4, 0, 4, 48, 16384), (256, 4, 0, 4, 48, 24576),
+            (1024, 2, 1, 1, 224, 16384), (1024, 2, 1, 1, 224, 24576)]:
+        candidate(f"once T{T} K{K} act{act} {bps}/SM, {held_kb} KiB held a block, {keep_kb} KiB kept in L2", lib.gn_once,
+                  (T, K, act, bps, held_kb, keep_kb, x.data_ptr(), s.data_ptr(), b.data_ptr(), y.data_ptr(), wso.data_ptr(),
                    N, G, C // G, H * W, st), y, refs[act], gb, tt, three)

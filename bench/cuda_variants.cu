@@ -1,5 +1,6 @@
 // Candidate kernels outside the executor, to choose a scheme before changing it: layer norm rows, packed
-// element-wise maps (bench/README.md, run K), and pipelined layer norm rows and group norm by slabs (run N), float16,
+// element-wise maps (bench/README.md, run K), pipelined layer norm rows and group norm by slabs (run N), and the
+// read-once group norms of runs O to R (held on chip, clusters, through L2, producers, one grid-wide wait), float16,
 // with extern "C" launchers that bench_cuda_variants.py calls through ctypes next to torch. Build:
 // nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC cuda_variants.cu -o cuda_variants.so. A block's thread count is a multiple of 32 (the reductions assume whole warps).
 #include <cuda_fp16.h>
@@ -970,5 +971,142 @@ extern "C" int gn_producers(int t, int v, int hint, int act, int S, int lead, co
   GNP(256, 4, 1, 0) GNP(256, 4, 2, 0) GNP(256, 8, 1, 0) GNP(256, 8, 2, 0) GNP(256, 16, 1, 0) GNP(128, 8, 1, 0)
   GNP(128, 16, 1, 0) GNP(256, 8, 1, 1)
 #undef GNP
+  return 1;
+}
+
+// --- twenty-third session: group norm read once with the tail of each block's share held on chip -------------------
+
+// Group norm in one cooperative launch with a single grid-wide wait. Block b takes a contiguous share of the
+// tensor's chunks (E = T * K * 8 elements of one channel) and reads it once for statistics: each warp keeps a
+// running (count, mean, squared deviations) of its vectors per group (shuffles only, no block barrier), written out
+// when its group changes. The share's last `held` chunks stay in shared memory (each thread keeps its own vectors,
+// so no barrier either) and the `keep` chunks before them are read with L2 evict_last. After the grid-wide wait every
+// block combines the warp partials of the groups it touched in one fixed order (every block gets the same totals),
+// then writes the held chunks' outputs from shared memory and the rest of its share last to first, reading x a
+// second time, from L2 where it is still there. ACT 1: swish of the outputs.
+struct OnceArgs {
+  GnArgs a;
+  int total, held, keep, slots;   // chunks in all, held and kept a block, group slots a block
+  uint64_t group_elems;
+  int channels;                   // channels an image
+  float eps;
+};
+template <int T, int K, int ACT>
+__global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
+  extern __shared__ __align__(16) unsigned char once_bytes[];
+  V8* held_buf = reinterpret_cast<V8*>(once_bytes);
+  __shared__ Stat shs[T / 32];
+  __shared__ float2 coef[8];  // (mean, rstd) of the block's groups, slot order; slots <= 8
+  constexpr int E = T * K * 8, W = T / 32;
+  const GnArgs& a = o.a;
+  const int P = gridDim.x, b = blockIdx.x, w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int lo = int(int64_t(b) * o.total / P), hi = int(int64_t(b + 1) * o.total / P);
+  const int hold_from = max(lo, hi - o.held), keep_from = max(lo, hold_from - o.keep);
+  auto group_of = [&](int item) { return int(uint64_t(item) * E / o.group_elems); };
+  const int g0 = group_of(lo);
+  const uint64_t first = policy(false), last = policy(true);
+  Stat run{0, 0, 0};
+  int g = g0;
+  for (int item = lo; item < hi; ++item) {
+    const int gi = group_of(item);
+    if (gi != g) {
+      if (lane == 0) a.partials[(uint64_t(b) * o.slots + (g - g0)) * W + w] = run;
+      run = {0, 0, 0}, g = gi;
+    }
+    const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
+    const uint64_t pol = item >= keep_from && item < hold_from ? last : first;
+    V8 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = ld_hint(xv + threadIdx.x + k * T, pol);
+    float sum = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
+    const float m = warp_sum(sum) * (1.f / (32 * K * 8));
+    float sq = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __half22float2(v[k].h[j]);
+        sq += (f.x - m) * (f.x - m) + (f.y - m) * (f.y - m);
+      }
+    run = chan(run, Stat{32.f * K * 8, m, warp_sum(sq)});
+    if (item >= hold_from)
+#pragma unroll
+      for (int k = 0; k < K; ++k) held_buf[(item - hold_from) * T * K + k * T + threadIdx.x] = v[k];
+  }
+  if (lane == 0 && lo < hi) a.partials[(uint64_t(b) * o.slots + (g - g0)) * W + w] = run;
+  cg::this_grid().sync();
+  // Totals of the block's groups: for group gg, the warp partials of every block whose share touches it, in order.
+  auto owner = [&](int item) { return int((int64_t(item + 1) * P - 1) / o.total); };
+  const int g1 = lo < hi ? group_of(hi - 1) : g0 - 1;
+  const int items_per_group = int(o.group_elems / E);
+  for (int gg = g0; gg <= g1; ++gg) {
+    const int bf = owner(gg * items_per_group), bl = owner((gg + 1) * items_per_group - 1);
+    Stat t{0, 0, 0};
+    for (int e = threadIdx.x; e < (bl - bf + 1) * W; e += T) {
+      const int bb = bf + e / W, g0b = group_of(int(int64_t(bb) * o.total / P));
+      const Stat* p = a.partials + (uint64_t(bb) * o.slots + (gg - g0b)) * W + e % W;
+      t = chan(t, Stat{__ldcg(&p->n), __ldcg(&p->m), __ldcg(&p->q)});
+    }
+    t = block_chan<T>(t, shs);
+    if (threadIdx.x == 0) coef[gg - g0] = {t.m, rsqrtf(t.q / t.n + o.eps)};
+  }
+  __syncthreads();
+  const int per_channel = a.hw / E;
+  auto write = [&](int item, const V8* v) {
+    const float2 cf = coef[group_of(item) - g0];
+    const int c = (item / per_channel) % o.channels;
+    const float sc = __half2float(a.s[c]) * cf.y, bi = __half2float(a.b[c]) - cf.x * sc;
+    V8* yv = reinterpret_cast<V8*>(a.y + uint64_t(item) * E);
+#pragma unroll
+    for (int k = 0; k < K; ++k) st_hint(yv + threadIdx.x + k * T, gn_out<ACT>(v[k], sc, bi), first);
+  };
+  for (int item = hi - 1; item >= hold_from; --item) {
+    V8 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = held_buf[(item - hold_from) * T * K + k * T + threadIdx.x];
+    write(item, v);
+  }
+  for (int item = hold_from - 1; item >= lo; --item) {
+    const V8* xv = reinterpret_cast<const V8*>(a.x + uint64_t(item) * E);
+    V8 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = ld_hint(xv + threadIdx.x + k * T, first);
+    write(item, v);
+  }
+}
+template <int T, int K, int ACT>
+int gn_once_launch(GnArgs a, int groups, int channels, int bps, int held_kb, int keep_kb, cudaStream_t st) {
+  constexpr int E = T * K * 8;
+  if (a.hw % E) return 2;
+  const int P = sms() * bps, total = int(uint64_t(groups) * a.cpg * a.hw / E);
+  const uint64_t group_elems = uint64_t(a.cpg) * a.hw;
+  const int share = (total + P - 1) / P;
+  const int slots = int((uint64_t(share) * E + group_elems - 1) / group_elems) + 1;
+  if (slots > 8 || total < P) return 3;
+  const int held = std::min(share, held_kb * 1024 / (E * 2));
+  const int keep = int(std::min<uint64_t>(share, uint64_t(keep_kb) * 1024 / P / (E * 2)));
+  const size_t smem = size_t(held) * E * 2;
+  auto k = gn_once_kernel<T, K, ACT>;
+  if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess) return 4;
+  int occ = 0;
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, T, smem);
+  if (occ < bps) return 5;
+  OnceArgs o{a, total, held, keep, slots, group_elems, channels, 1e-5f};
+  void* args[] = {&o};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<void*>(k), dim3(P), dim3(T), args, smem, st) == cudaSuccess ? 0 : 6;
+}
+// x [images][G][cpg][hw] float16; ws: sms * bps * 8 * (t / 32) Stats. held_kb: shared memory a block; keep_kb: L2 in
+// all; bps: blocks a multiprocessor.
+extern "C" int gn_once(int t, int k, int act, int bps, int held_kb, int keep_kb, const __half* x, const __half* s,
+                       const __half* b, __half* y, void* ws, int images, int G, int cpg, int hw, cudaStream_t st) {
+  GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, 0};
+#define GNO(TT, KK, AA) if (t == TT && k == KK && act == AA) \
+  return gn_once_launch<TT, KK, AA>(a, images * G, G * cpg, bps, held_kb, keep_kb, st);
+  GNO(1024, 1, 0) GNO(1024, 2, 0) GNO(512, 2, 0) GNO(512, 4, 0) GNO(256, 4, 0) GNO(1024, 2, 1)
+#undef GNO
   return 1;
 }
