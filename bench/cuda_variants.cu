@@ -42,25 +42,35 @@ template <int T> __device__ __forceinline__ float2 block_sum2(float2 v, float2* 
   return v;
 }
 
-// The mean of the n elements a block of T threads holds (K vectors a thread) and their squared deviations from it,
-// in two passes over the registers.
-template <int T, int K>
-__device__ __forceinline__ float2 held_stats(const V8 (&v)[K], int n, float* sh) {
+// The sum of the elements of a thread's K vectors, and their squared deviations from m.
+template <int K>
+__device__ __forceinline__ float vectors_sum(const V8 (&v)[K]) {
   float sum = 0;
 #pragma unroll
   for (int k = 0; k < K; ++k)
 #pragma unroll
     for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
-  const float mean = block_sum<T>(sum, sh) / n;
+  return sum;
+}
+template <int K>
+__device__ __forceinline__ float vectors_squares(const V8 (&v)[K], float m) {
   float sq = 0;
 #pragma unroll
   for (int k = 0; k < K; ++k)
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       float2 f = __half22float2(v[k].h[j]);
-      sq += (f.x - mean) * (f.x - mean) + (f.y - mean) * (f.y - mean);
+      sq += (f.x - m) * (f.x - m) + (f.y - m) * (f.y - m);
     }
-  return {mean, block_sum<T>(sq, sh)};
+  return sq;
+}
+
+// The mean of the n elements a block of T threads holds (K vectors a thread) and their squared deviations from it,
+// in two passes over the registers.
+template <int T, int K>
+__device__ __forceinline__ float2 held_stats(const V8 (&v)[K], int n, float* sh) {
+  const float mean = block_sum<T>(vectors_sum(v), sh) / n;
+  return {mean, block_sum<T>(vectors_squares(v, mean), sh)};
 }
 
 // y = (x - mean) * rstd * s + b of the row's vectors a thread holds.
@@ -1018,21 +1028,8 @@ __global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
     V8 v[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) v[k] = ld_hint(xv + threadIdx.x + k * T, pol);
-    float sum = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) { float2 f = __half22float2(v[k].h[j]); sum += f.x + f.y; }
-    const float m = warp_sum(sum) * (1.f / (32 * K * 8));
-    float sq = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __half22float2(v[k].h[j]);
-        sq += (f.x - m) * (f.x - m) + (f.y - m) * (f.y - m);
-      }
-    run = chan(run, Stat{32.f * K * 8, m, warp_sum(sq)});
+    const float m = warp_sum(vectors_sum(v)) * (1.f / (32 * K * 8));
+    run = chan(run, Stat{32.f * K * 8, m, warp_sum(vectors_squares(v, m))});
     if (item >= hold_from)
 #pragma unroll
       for (int k = 0; k < K; ++k) held_buf[(item - hold_from) * T * K + k * T + threadIdx.x] = v[k];
