@@ -1001,17 +1001,21 @@ struct OnceArgs {
   int channels;                   // channels an image
   float eps;
 };
+constexpr int kOnceSlots = 8;  // groups a block's share may touch
 template <int T, int K, int ACT>
 __global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
   extern __shared__ __align__(16) unsigned char once_bytes[];
   V8* held_buf = reinterpret_cast<V8*>(once_bytes);
   __shared__ Stat shs[T / 32];
-  __shared__ float2 coef[8];  // (mean, rstd) of the block's groups, slot order; slots <= 8
+  __shared__ float2 coef[kOnceSlots];  // (mean, rstd) of the block's groups, slot order
   constexpr int E = T * K * 8, W = T / 32;
   const GnArgs& a = o.a;
   const int P = gridDim.x, b = blockIdx.x, w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int lo = int(int64_t(b) * o.total / P), hi = int(int64_t(b + 1) * o.total / P);
+  auto share_begin = [&](int block) { return int(int64_t(block) * o.total / P); };  // block's first chunk
+  const int lo = share_begin(b), hi = share_begin(b + 1);
   const int hold_from = max(lo, hi - o.held), keep_from = max(lo, hold_from - o.keep);
+  // this thread's vector k of held chunk `item`
+  auto held = [&](int item, int k) -> V8& { return held_buf[(item - hold_from) * T * K + k * T + threadIdx.x]; };
   auto group_of = [&](int item) { return int(uint64_t(item) * E / o.group_elems); };
   const int g0 = group_of(lo);
   const uint64_t first = policy(false), last = policy(true);
@@ -1032,7 +1036,7 @@ __global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
     run = chan(run, Stat{32.f * K * 8, m, warp_sum(vectors_squares(v, m))});
     if (item >= hold_from)
 #pragma unroll
-      for (int k = 0; k < K; ++k) held_buf[(item - hold_from) * T * K + k * T + threadIdx.x] = v[k];
+      for (int k = 0; k < K; ++k) held(item, k) = v[k];
   }
   if (lane == 0 && lo < hi) a.partials[(uint64_t(b) * o.slots + (g - g0)) * W + w] = run;
   cg::this_grid().sync();
@@ -1044,7 +1048,7 @@ __global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
     const int bf = owner(gg * items_per_group), bl = owner((gg + 1) * items_per_group - 1);
     Stat t{0, 0, 0};
     for (int e = threadIdx.x; e < (bl - bf + 1) * W; e += T) {
-      const int bb = bf + e / W, g0b = group_of(int(int64_t(bb) * o.total / P));
+      const int bb = bf + e / W, g0b = group_of(share_begin(bb));
       const Stat* p = a.partials + (uint64_t(bb) * o.slots + (gg - g0b)) * W + e % W;
       t = chan(t, Stat{__ldcg(&p->n), __ldcg(&p->m), __ldcg(&p->q)});
     }
@@ -1064,7 +1068,7 @@ __global__ void __launch_bounds__(T, 1024 / T) gn_once_kernel(OnceArgs o) {
   for (int item = hi - 1; item >= hold_from; --item) {
     V8 v[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = held_buf[(item - hold_from) * T * K + k * T + threadIdx.x];
+    for (int k = 0; k < K; ++k) v[k] = held(item, k);
     write(item, v);
   }
   for (int item = hold_from - 1; item >= lo; --item) {
@@ -1083,7 +1087,7 @@ int gn_once_launch(GnArgs a, int groups, int channels, int bps, int held_kb, int
   const uint64_t group_elems = uint64_t(a.cpg) * a.hw;
   const int share = (total + P - 1) / P;
   const int slots = int((uint64_t(share) * E + group_elems - 1) / group_elems) + 1;
-  if (slots > 8 || total < P) return 3;
+  if (slots > kOnceSlots || total < P) return 3;
   const int held = std::min(share, held_kb * 1024 / (E * 2));
   const int keep = int(std::min<uint64_t>(share, uint64_t(keep_kb) * 1024 / P / (E * 2)));
   const size_t smem = size_t(held) * E * 2;
@@ -1094,10 +1098,11 @@ int gn_once_launch(GnArgs a, int groups, int channels, int bps, int held_kb, int
   if (occ < bps) return 5;
   OnceArgs o{a, total, held, keep, slots, group_elems, channels, 1e-5f};
   void* args[] = {&o};
-  return cudaLaunchCooperativeKernel(reinterpret_cast<void*>(k), dim3(P), dim3(T), args, smem, st) == cudaSuccess ? 0 : 6;
+  const cudaError_t launched = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(k), dim3(P), dim3(T), args, smem, st);
+  return launched == cudaSuccess ? 0 : 6;
 }
-// x [images][G][cpg][hw] float16; ws: sms * bps * 8 * (t / 32) Stats. held_kb: shared memory a block; keep_kb: L2 in
-// all; bps: blocks a multiprocessor.
+// x [images][G][cpg][hw] float16; ws: sms * bps * kOnceSlots * (t / 32) Stats. held_kb: shared memory a block;
+// keep_kb: L2 in all; bps: blocks a multiprocessor.
 extern "C" int gn_once(int t, int k, int act, int bps, int held_kb, int keep_kb, const __half* x, const __half* s,
                        const __half* b, __half* y, void* ws, int images, int G, int cpg, int hw, cudaStream_t st) {
   GnArgs a{x, s, b, y, static_cast<Stat*>(ws), nullptr, cpg, hw, 0};

@@ -235,7 +235,7 @@ def test_threads_run_every_item_once(threads):
     # The pool gives each thread a range of a loop's items, and a thread done with its own helps the others from the
     # back of theirs (more threads than cores make that the rule): every item runs, and runs once. The 1x1 layer of
     # 1100 input channels adds each chunk of its channels to the sums the chunks before it left, so an item run twice
-    # shows; the others cover loops of few items (a 3x3 of 5x5), Winograd blocks and a softmax row a item.
+    # shows; the others cover loops of few items (a 3x3 of 5x5), Winograd blocks and a softmax row an item.
     rng = np.random.default_rng(5)
     g = dml.Graph(dml.Device("cpu", threads=threads))
     x = g.input([1, 1100, 13, 13], name="x")
