@@ -164,6 +164,18 @@ def test_convolutions_stored_from_registers(activation, isa, tmp_path):
                         ((1, 7, 9, 10), 33, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1)], isa, tmp_path, activation)
 
 
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_convolutions_gathering_whole_rows(isa, tmp_path):
+    # Where a band's rows lie one after the other in the input and in its gathered planes (stride 1, no padded
+    # columns), they are gathered as one run (pad_band): pointwise layers of 512 output channels or more (copied to
+    # aligned planes), a batch of 2, a 13x13 image (planes not on whole vectors), and on AVX2 (no tap masks, so
+    # gathered) a 3x1 filter whose padded rows above and below the image are zeros between the runs.
+    check_convolutions([((1, 24, 13, 13), 512, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((2, 9, 11, 7), 520, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 6, 12, 10), 16, (3, 1), (1, 1), (1, 1), (1, 0), (2, 0), 1),
+                        ((1, 20, 9, 16), 8, (5, 1), (1, 1), (2, 1), (4, 0), (4, 0), 1)], isa, tmp_path)
+
+
 @pytest.mark.parametrize("dilation", [1, 2])
 def test_max_pooling_planes_of_several_bands(dilation):
     # Max pooling without indices runs bands of output rows of a plane a work item: a 3x3, stride-2 pool of

@@ -416,7 +416,15 @@ void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t
         float* phase = dst + c * d.plane + (a * sx + b) * d.phase_plane;
         const int64_t lo = DirectPlan::leading_zeros(g, b), hi = DirectPlan::input_end(g, b);
         const int64_t x0 = lo * sx + b - g.pad[2];  // the input column of phase column lo
+        // rows that lie one after the other, in the input as in the phase (no padded columns, stride 1): one run
+        const bool runs = lo == 0 && hi == d.row && sx * xs == 1 && g.x_stride[3] == d.row && sy == 1;
         for (int64_t i = 0; i < d.phase_rows; ++i) {
+            if (const int64_t y = r0 + i + a - g.pad[1]; runs && y >= 0 && y < g.in[1]) {
+                const int64_t count = std::min(d.phase_rows - i, g.in[1] - y);
+                widen_strided<1>(phase + i * d.row, image + y * g.x_stride[3] + x0, count * d.row, 1);
+                i += count - 1;
+                continue;
+            }
             const int64_t y = (r0 + i) * sy + a - g.pad[1];
             float* o = phase + i * d.row;
             if (y < 0 || y >= g.in[1]) {
