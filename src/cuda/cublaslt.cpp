@@ -23,7 +23,10 @@ constexpr uint32_t kEpilogueDefault = 1, kEpilogueRelu = 2, kEpilogueBias = 4;
 // cublasLtMatrixLayoutAttribute_t
 constexpr int32_t kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 // cublasLtMatmulPreferenceAttributes_t
-constexpr int32_t kPrefMaxWorkspace = 1, kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
+constexpr int32_t kPrefMaxWorkspace = 1, kPrefReductionSchemes = 3, kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7,
+                  kPrefAlignD = 8;
+// cublasLtReductionScheme_t: split-K partial sums kept in the compute type (with no split, always allowed)
+constexpr uint32_t kReductionComputeType = 2;
 // What cuBLASLt may use for a matmul: NVIDIA recommends 32 MiB on Hopper; the chosen algorithm's need is what we keep.
 constexpr uint64_t kMaxWorkspace = 32ull << 20;
 
@@ -139,6 +142,11 @@ LtMatmul::LtMatmul(const CublasLt& lib, const LtProblem& p) : lib_(lib), p_(p) {
     for (int32_t attr : {kPrefAlignA, kPrefAlignB, kPrefAlignC, kPrefAlignD})
         if (s == 0) s = lib.pref_set(pref, attr, &p.alignment, sizeof(p.alignment));
     if (s == 0) s = lib.pref_set(pref, kPrefMaxWorkspace, &kMaxWorkspace, sizeof(kMaxWorkspace));
+    // A float16 product sums in float, as DirectML's does unless told it may use half precision: a split-K algorithm
+    // may otherwise add its partial sums in place in the output's float16 (on an H100, under compute-sanitizer, 130 x
+    // 1030 @ 1030 x 150 erred by 40-50 times a float sum's bound: test_gemm_large_products; docs/reliability.md).
+    if (s == 0 && p.type == DataType::Float16)
+        s = lib.pref_set(pref, kPrefReductionSchemes, &kReductionComputeType, sizeof(kReductionComputeType));
     if (s == 0) s = lib.heuristic(lib.handle, desc_, a_, b_, c_, d_, pref, 1, &result, &found);
     lib.pref_destroy(pref);
     lib.check(s, "cublasLtMatmulAlgoGetHeuristic");
