@@ -419,12 +419,6 @@ void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t
         // rows that lie one after the other, in the input as in the phase (no padded columns, stride 1): one run
         const bool runs = lo == 0 && hi == d.row && sx * xs == 1 && g.x_stride[3] == d.row && sy == 1;
         for (int64_t i = 0; i < d.phase_rows; ++i) {
-            if (const int64_t y = r0 + i + a - g.pad[1]; runs && y >= 0 && y < g.in[1]) {
-                const int64_t count = std::min(d.phase_rows - i, g.in[1] - y);
-                widen_strided<1>(phase + i * d.row, image + y * g.x_stride[3] + x0, count * d.row, 1);
-                i += count - 1;
-                continue;
-            }
             const int64_t y = (r0 + i) * sy + a - g.pad[1];
             float* o = phase + i * d.row;
             if (y < 0 || y >= g.in[1]) {
@@ -432,6 +426,12 @@ void pad_band(const T* src, const ConvGeometry& g, const DirectPlan& d, uint32_t
                 continue;
             }
             const T* r = image + y * g.x_stride[3] + x0 * xs;
+            if (runs) {  // this row and the image's rows after it, to the band's last
+                const int64_t count = std::min(d.phase_rows - i, g.in[1] - y);
+                widen_strided<1>(o, r, count * d.row, 1);
+                i += count - 1;
+                continue;
+            }
             std::fill(o, o + lo, 0.0f);
             const int64_t step = sx * xs;
             if (step == 1) widen_strided<1>(o + lo, r, hi - lo, 1);
