@@ -90,9 +90,7 @@ print("ok")
 # convolution with bias and a fused activation (relu unless named) against NumPy in float64 (reference_nets.conv2d,
 # which shares no code with the executor).
 CONVOLUTIONS = """
-import sys
 import numpy as np, directml as dml
-sys.path.insert(0, {tests!r})
 from reference_nets import conv2d
 rng = np.random.default_rng(11)
 cases = {cases}
@@ -121,8 +119,8 @@ RELU = "dml.FusedActivation.relu(), lambda t: np.maximum(t, 0)"
 
 def check_convolutions(cases, isa, tmp_path, activation=RELU):
     env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
-    code = CONVOLUTIONS.replace("{tests!r}", repr(str(Path(__file__).parent)))
-    done = python(code.replace("{cases}", repr(cases)).replace("{activation}", activation), tmp_path, **env)
+    code = CONVOLUTIONS.replace("{cases}", repr(cases)).replace("{activation}", activation)
+    done = python(code, tmp_path, PYTHONPATH=str(Path(__file__).parent), **env)  # reference_nets
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
