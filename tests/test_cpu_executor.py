@@ -235,6 +235,50 @@ def test_softmax_rows_on_each_instruction_set(isa, tmp_path):
     assert done.stdout.strip() == "ok"
 
 
+MAX_POOL_ROWS = """
+import numpy as np, directml as dml
+rng = np.random.default_rng(4)
+for k, s, pad, width in [(3, 2, 0, 8), (3, 2, 0, 9), (3, 2, 1, 23), (3, 2, 0, 70), (2, 2, 0, 17), (3, 1, 1, 8),
+                         (3, 1, 0, 70), (2, 1, 0, 31), (1, 2, 0, 12)]:
+    cols = (width - 1) * s + k - 2 * pad
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 2, 2 * k + 3, cols))
+    x[0, 0, :, 1::5] = np.nan
+    x[0, 1, 1:k + 2, 2:2 + 2 * k] = np.nan  # some windows all NaN
+    rows = (x.shape[2] + 2 * pad - k) // s + 1
+    g = dml.Graph(dml.Device("cpu"))
+    e = g.input(list(x.shape), name="x")
+    y = dml.max_pooling(e, window_size=[k, k], strides=[s, s], start_padding=[pad, pad], end_padding=[pad, pad],
+                        output_sizes=[1, 2, rows, width]).values
+    (got,) = g.compile([y])({"x": x})
+    # the scan's rule: the first largest in row-major tap order (-0 before 0), NaN only where every tap is
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=np.nan)
+    want = np.full(got.shape, -np.inf, np.float32)
+    every_nan = np.ones(got.shape, bool)
+    for ty in range(k):
+        for tx in range(k):
+            v = padded[:, :, ty:ty + s * rows:s, tx:tx + s * width:s]
+            want = np.where(v > want, v, want)
+            every_nan &= np.isnan(v)
+    want[every_nan] = np.nan
+    assert every_nan.any(), (k, s, width)
+    np.testing.assert_array_equal(got, want, err_msg=str((k, s, pad, width)))
+    assert np.array_equal(np.signbit(got), np.signbit(want)), (k, s, pad, width)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2", "generic"])
+def test_max_pooling_rows_on_each_instruction_set(isa, tmp_path):
+    # Max pooling's windows inside a float row run in vectors: AVX-512's masked blocks of 16, AVX2's blocks of 8 (the
+    # last overlapping the one before) for 2 and 3 taps of stride 1 or 2, the generic loop otherwise. Rows of exactly
+    # one AVX2 block and one past it, rows that keep a shared input row's maxima and rows too long to (70 outputs),
+    # padded columns, ties of -0 and 0, NaN and all-NaN windows; against NumPy in the scan's order.
+    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
+    done = python(MAX_POOL_ROWS, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 @pytest.mark.parametrize("threads", [1, 2, 5])
 def test_device_thread_count(threads):
     device = dml.Device("cpu", threads=threads)
