@@ -2,7 +2,8 @@
 // positions, 12 of the 16 vector registers accumulating, or 2 x 5 or 3 x 3 for layers of few output channels
 // (with the loaded vectors and a broadcast, the tile fills the 16 registers; a larger one spills). Wide layers
 // (convolution.cpp says which) run a lanes tile instead: 16 output channels in 2 vectors x 6 positions broadcast
-// one at a time, 4 of those a work item.
+// one at a time, 4 of those a work item. Winograd's products run 6 x 2, whose 16 positions are a group of its
+// tiles (winograd_convolution.cpp); the direct convolutions never pick it (it pads no layer less than those before).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -25,7 +26,7 @@ struct Avx2 {
 };
 
 constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),
-                                 direct_tile<Avx2, 3, 3>()};
+                                 direct_tile<Avx2, 3, 3>(), direct_tile<Avx2, 6, 2>()};
 }  // namespace
 
 extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 3>(), false, 0, false};
