@@ -59,6 +59,16 @@ def test_owned_filter_is_packed_again_when_re_initialized():
         np.testing.assert_allclose(got[0, :, 1, 1], want, rtol=1e-5, atol=1e-5)
 
 
+def check_on_isa(code, isa, tmp_path, **env):
+    """Runs `code`, which prints "ok" once its checks pass, in a fresh interpreter on the instruction set `isa`
+    (DIRECTML_CPU_ISA; "native": what the processor has)."""
+    if isa != "native":
+        env["DIRECTML_CPU_ISA"] = isa
+    done = python(code, tmp_path, **env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 @pytest.mark.parametrize("out_channels", [16, 20, 3])
 @pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_pointwise_convolution_reads_channel_slices_in_place(out_channels, isa, tmp_path):
@@ -80,10 +90,7 @@ want = np.maximum(np.einsum("nchw,mc->nmhw", data[:, ::2].astype(np.float64), w[
 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 print("ok")
 """
-    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
-    done = python(code, tmp_path, **env)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    check_on_isa(code, isa, tmp_path)
 
 
 # Runs each case (input shape, out channels, kernel, strides, dilations, start and end padding, groups) as a float
@@ -118,11 +125,8 @@ RELU = "dml.FusedActivation.relu(), lambda t: np.maximum(t, 0)"
 
 
 def check_convolutions(cases, isa, tmp_path, activation=RELU):
-    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
     code = CONVOLUTIONS.replace("{cases}", repr(cases)).replace("{activation}", activation)
-    done = python(code, tmp_path, PYTHONPATH=str(Path(__file__).parent), **env)  # reference_nets
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    check_on_isa(code, isa, tmp_path, PYTHONPATH=str(Path(__file__).parent))  # reference_nets
 
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])
@@ -229,10 +233,7 @@ def test_softmax_rows_on_each_instruction_set(isa, tmp_path):
     # Softmax and log-softmax over packed rows take an AVX-512 loop where the processor has it (exp by vscalefps,
     # the last vector masked), the per-width vector loops otherwise: row lengths around a vector of 16, an
     # exponential of 0, rows whose exponentials leave the float range, NaN and infinite rows; against NumPy.
-    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
-    done = python(SOFTMAX_ROWS, tmp_path, **env)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    check_on_isa(SOFTMAX_ROWS, isa, tmp_path)
 
 
 MAX_POOL_ROWS = """
@@ -273,10 +274,7 @@ def test_max_pooling_rows_on_each_instruction_set(isa, tmp_path):
     # last overlapping the one before) for 2 and 3 taps of stride 1 or 2, the generic loop otherwise. Rows of exactly
     # one AVX2 block and one past it, rows that keep a shared input row's maxima and rows too long to (70 outputs),
     # padded columns, ties of -0 and 0, NaN and all-NaN windows; against NumPy in the scan's order.
-    env = {} if isa == "native" else {"DIRECTML_CPU_ISA": isa}
-    done = python(MAX_POOL_ROWS, tmp_path, **env)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    check_on_isa(MAX_POOL_ROWS, isa, tmp_path)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 5])
