@@ -23,6 +23,7 @@ struct Avx2 {
     static reg load_first(const float* p, __m256i m) { return _mm256_maskload_ps(p, m); }
     static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
     static constexpr bool stores_lanes = false, tap_masks = false;
+    static constexpr int registers = 16;
 };
 
 constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),

@@ -18,6 +18,7 @@ struct Avx512 {
     static reg load_first(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
     static constexpr bool stores_lanes = true, tap_masks = true;
+    static constexpr int registers = 32;
     static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
     static reg relu(reg x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x); }
     // the lanes of `mask`, packed, at p

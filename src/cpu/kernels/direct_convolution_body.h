@@ -1,8 +1,9 @@
 // The direct convolution's loop, one copy per instruction set: included by direct_convolution_<isa>.cpp, each
 // compiled with its own target flags, after defining its vector traits V (reg, width, zero, load, broadcast, fma,
 // store, first/load_first: a mask of a vector's first n lanes, and a load of those lanes alone, zero in the
-// others, stores_lanes: whether it has add, relu and store_lanes, a store of the lanes of a mask, packed, and
-// tap_masks: whether load_first takes a 16-bit lane mask, as DirectConvolution::tap_masks holds them).
+// others, stores_lanes: whether it has add, relu and store_lanes, a store of the lanes of a mask, packed,
+// tap_masks: whether load_first takes a 16-bit lane mask, as DirectConvolution::tap_masks holds them, and registers:
+// how many vector registers the instruction set has).
 // Everything here is in an unnamed namespace and calls nothing out of line (but the caller's finish, through its
 // pointer), so that no function compiled for one instruction set can be merged by the linker into a caller built
 // for another.
@@ -235,11 +236,15 @@ void direct_rows_masked(const DirectConvolution& a, size_t begin, size_t end) {
 
 // 1x1 and 3x3 filters with their tap loop unrolled: on a 2-core Xeon with AVX-512, one thread, squeezenet's 16 -> 64
 // 3x3 of 55x55 ran 7 % faster, its 512 -> 1000 1x1 of 13x13 15 %, its 64 -> 16 1x1 of 55x55 11 % (bench/README.md).
-// A 1x1 filter has no padding to mask (DirectPlan reads it in place as one band, bounded).
+// With 16 registers (AVX2), which its tiles fill, a 3x3 filter's taps stay a loop: unrolled, the compiler kept two of
+// the 4 x 3 tile's sums on the stack. On a 2-core AMD EPYC, 3x3 layers of the 4 x 3, 2 x 5 and 6 x 2 tiles ran 2-17 %
+// faster with the loop (squeezenet's first layer 7-40 %), of the 3 x 3 tile 1-6 % slower (bench/README.md). A 1x1
+// filter has no padding to mask (DirectPlan reads it in place as one band, bounded).
 template <class V, int MR, int NV>
 void direct_rows(const DirectConvolution& a, size_t begin, size_t end) {
     if (a.taps == 1) return direct_rows_of<V, MR, NV, 1, false>(a, begin, end);
-    if (a.taps == 9) return direct_rows_masked<V, MR, NV, 9>(a, begin, end);
+    if constexpr (V::registers > 16)
+        if (a.taps == 9) return direct_rows_masked<V, MR, NV, 9>(a, begin, end);
     direct_rows_masked<V, MR, NV, 0>(a, begin, end);
 }
 
