@@ -81,12 +81,18 @@ struct DirectKernel {
     // Whether its position tiles take DirectConvolution::tap_masks (AVX-512's 16-lane masks).
     bool tap_masks;
 
-    // The first of `tiles` (lanes tiles only where `lanes`) that pads `channels` output channels least.
-    const DirectTile& tile_for(int64_t channels, bool lanes) const {
+    // The first of the `tiles` that `takes` admits that pads `channels` output channels least; null where it admits
+    // none.
+    template <class Takes>
+    const DirectTile* least_padding(int64_t channels, Takes&& takes) const {
         const DirectTile* best = nullptr;
         for (const DirectTile& t : tiles)
-            if ((lanes || !t.lanes) && (!best || t.padded(channels) < best->padded(channels))) best = &t;
-        return *best;
+            if (takes(t) && (!best || t.padded(channels) < best->padded(channels))) best = &t;
+        return best;
+    }
+    // The first of `tiles` (lanes tiles only where `lanes`) that pads `channels` output channels least.
+    const DirectTile& tile_for(int64_t channels, bool lanes) const {
+        return *least_padding(channels, [&](const DirectTile& t) { return lanes || !t.lanes; });
     }
 };
 

@@ -356,10 +356,8 @@ WinogradPlan::WinogradPlan(const ConvGeometry& g, bool float32, int64_t (*output
     // every block (whole groups) runs whole register tiles rather than a last one of fewer vectors. AVX2's 6 x 2
     // (its 4 x 3 ran blocks of 16 tiles as 4 x 2, whose chains of sums wait on the multiply-add's latency): on a
     // 2-core AMD EPYC, squeezenet's 3x3 layers 14-21 % faster on one thread and two (bench/README.md).
-    for (const DirectTile& t : k->tiles) {
-        const bool fewer = !tile || t.padded(g.out_channels) < tile->padded(g.out_channels);
-        if (!t.lanes && kGroup % t.block_positions == 0 && fewer) tile = &t;
-    }
+    tile = k->least_padding(g.out_channels,
+                            [](const DirectTile& t) { return !t.lanes && kGroup % t.block_positions == 0; });
     if (!tile) tile = &k->tile_for(g.out_channels, false);
     padded_out = tile->padded(g.out_channels);
     taps = g.kernel[1];
