@@ -195,11 +195,13 @@ def check_max_pooling_values(device, run, x, window, strides, start, end, dil, c
 
 @pytest.mark.parametrize("case", WIDE_CASES)
 @pytest.mark.parametrize("width", [13, 45, 80])
-def test_max_pooling_values_over_wide_rows(device, run, rng, case, width):
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pooling_values_over_wide_rows(device, run, rng, case, width, dtype):
     # Values only, rows of 13, 45 and 80: windows inside the input run in vectors of 8 (16 on AVX-512, the last one
     # masked), rows whose windows reach every input row they could in one call, 2 and 3 taps of stride 1 or 2 in
-    # kernels of their own on AVX-512, an input row two output rows share read once.
-    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], np.float32), size=(1, 3, 9, width))
+    # kernels of their own on AVX-512, an input row two output rows share read once. The other windows, and every
+    # float16 one, are gathered in blocks of 8, 4, 2 and 1 outputs (a stride of 3: rows of 5, 15 and 27).
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0], dtype), size=(1, 3, 9, width))
     x[0, 0, :, 1::5] = np.nan
     x[0, 1, 1:6, 2:12] = np.nan
     check_max_pooling_values(device, run, x, *case)

@@ -508,17 +508,29 @@ void max_pool_values(const KernelArgs& args) {
                 for (int64_t i = 0; i < run && gathered; ++i) {
                     T* o = first_row + i * width;
                     C* best = std::is_same_v<T, C> ? reinterpret_cast<C*>(o) : values.data();
-                    auto gather = [&](int64_t k0, int64_t k1) {
-                        for (int64_t k = k0; k < k1; ++k) {
-                            C m = lowest;
-                            for (int64_t r = 0; r < count; ++r)
-                                for (int64_t t = 0; t < x_axis.most; ++t) {
-                                    const C v = C(rows[r][i * row_step + tap_offsets[t * width + k]]);
-                                    m = v > m ? v : m;
+                    // B outputs from k, each its own chain of maxima in the scan's order (rows, then taps); the
+                    // chains of a block overlap instead of each waiting on the one before (mnist, whose 3x3 pool
+                    // of stride 3 has rows of 4 outputs, on one thread of a 2-core AMD EPYC: 44.7 -> 41.3 us a
+                    // dispatch, one process alternating).
+                    auto block = [&]<int64_t B>(int64_t k, std::integral_constant<int64_t, B>) {
+                        C m[B];
+                        std::fill(m, m + B, lowest);
+                        for (int64_t r = 0; r < count; ++r)
+                            for (int64_t t = 0; t < x_axis.most; ++t) {
+                                const T* row = rows[r] + i * row_step;
+                                const int64_t* offsets = tap_offsets.data() + t * width + k;
+                                for (int64_t j = 0; j < B; ++j) {
+                                    const C v = C(row[offsets[j]]);
+                                    m[j] = v > m[j] ? v : m[j];
                                 }
-                            best[k] = m;
-                            lowest_left |= m == lowest;
-                        }
+                            }
+                        for (int64_t j = 0; j < B; ++j) best[k + j] = m[j], lowest_left |= m[j] == lowest;
+                    };
+                    auto gather = [&](int64_t k, int64_t end) {  // in blocks of 8, then 4, 2 and 1
+                        for (; k + 8 <= end; k += 8) block(k, std::integral_constant<int64_t, 8>{});
+                        if (k + 4 <= end) block(k, std::integral_constant<int64_t, 4>{}), k += 4;
+                        if (k + 2 <= end) block(k, std::integral_constant<int64_t, 2>{}), k += 2;
+                        if (k < end) block(k, std::integral_constant<int64_t, 1>{});
                     };
                     gather(0, inner_lo);
                     gather(inner_hi, width);
