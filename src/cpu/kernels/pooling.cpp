@@ -515,15 +515,16 @@ void max_pool_values(const KernelArgs& args) {
                     auto block = [&]<int64_t B>(int64_t k, std::integral_constant<int64_t, B>) {
                         C m[B];
                         std::fill(m, m + B, lowest);
-                        for (int64_t r = 0; r < count; ++r)
+                        for (int64_t r = 0; r < count; ++r) {
+                            const T* row = rows[r] + i * row_step;
                             for (int64_t t = 0; t < x_axis.most; ++t) {
-                                const T* row = rows[r] + i * row_step;
                                 const int64_t* offsets = tap_offsets.data() + t * width + k;
                                 for (int64_t j = 0; j < B; ++j) {
                                     const C v = C(row[offsets[j]]);
                                     m[j] = v > m[j] ? v : m[j];
                                 }
                             }
+                        }
                         for (int64_t j = 0; j < B; ++j) best[k + j] = m[j], lowest_left |= m[j] == lowest;
                     };
                     auto gather = [&](int64_t k, int64_t end) {  // in blocks of 8, then 4, 2 and 1
