@@ -143,6 +143,20 @@ def test_strided_convolutions_by_phases(isa, tmp_path):
 
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_depthwise_convolutions_of_stride_1(isa, tmp_path):
+    # Depthwise layers of stride 1 run the direct kernel's depthwise tile, which sums even and odd taps apart: odd
+    # and even tap counts (9, 4, 25, 3, 1 with padding), dilation, bands of rows over a large image, planes whose
+    # positions end inside a work item, and a batch of two.
+    check_convolutions([((1, 32, 112, 112), 32, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 32),
+                        ((1, 6, 17, 19), 6, (2, 2), (1, 1), (1, 1), (1, 0), (0, 1), 6),
+                        ((1, 5, 23, 21), 5, (5, 5), (1, 1), (1, 1), (2, 2), (2, 2), 5),
+                        ((1, 7, 9, 7), 7, (1, 3), (1, 1), (1, 1), (0, 1), (0, 1), 7),
+                        ((1, 4, 11, 13), 4, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), 4),
+                        ((1, 9, 20, 18), 9, (3, 3), (1, 1), (2, 2), (2, 2), (2, 2), 9),
+                        ((2, 16, 7, 7), 16, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 16)], isa, tmp_path)
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_wide_convolutions(isa, tmp_path):
     # Layers of 64 output channels or a multiple, 512 channel-taps or more and 784 positions or more run AVX2's
     # lanes tile (convolution.cpp): 28x28 (the last of its 24-position items partial), several chunks of input

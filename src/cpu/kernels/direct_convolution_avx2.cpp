@@ -4,6 +4,7 @@
 // (convolution.cpp says which) run a lanes tile instead: 16 output channels in 2 vectors x 6 positions broadcast
 // one at a time, 4 of those a work item. Winograd's products run 6 x 2, whose 16 positions are a group of its
 // tiles (winograd_convolution.cpp); the direct convolutions never pick it (it pads no layer less than those before).
+// Depthwise: 4 vectors of 32 positions a work item, 8 chains of sums with the taps split by parity (depthwise_rows).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -17,6 +18,7 @@ struct Avx2 {
     static reg load(const float* p) { return _mm256_loadu_ps(p); }
     static reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
     static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+    static reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
     static __m256i first(int64_t n) {
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     }
@@ -30,6 +32,6 @@ constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 
                                  direct_tile<Avx2, 3, 3>(), direct_tile<Avx2, 6, 2>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 3>(), false, 0, false};
+extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 4>(), false, 0, false};
 
 }  // namespace dml::cpu

@@ -257,7 +257,9 @@ void lanes_rows(const DirectConvolution& a, size_t begin, size_t end) {
 }
 
 // Depthwise: acc[m, p] = sum over taps t of filter[m, t] * input[m, first + p + tap_offsets[t]], NV vectors of
-// positions of one channel a work item.
+// positions of one channel a work item. The even and odd taps sum into separate registers, added at the end: one
+// chain of 9 dependent multiply-adds a vector left the FMA units waiting on their latency (AVX2 on a 2-core AMD EPYC,
+// NV 3 -> 4 with the split: 1.02-1.15x on MobileNet v2's depthwise layers; bench/README.md).
 template <class V, int NV>
 void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
     constexpr int64_t block = int64_t(NV) * V::width;
@@ -266,17 +268,27 @@ void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
         const int64_t m = int64_t(item) / position_blocks, p = (int64_t(item) % position_blocks) * block;
         const float* w = a.filter + m * a.taps;
         const float* in = a.input + m * a.plane + a.first + p;
-        typename V::reg acc[NV];
+        typename V::reg even[NV], odd[NV];
 #pragma GCC unroll 8
-        for (int j = 0; j < NV; ++j) acc[j] = V::zero();
-        for (int64_t t = 0; t < a.taps; ++t) {
+        for (int j = 0; j < NV; ++j) even[j] = V::zero(), odd[j] = V::zero();
+        int64_t t = 0;
+        for (; t + 1 < a.taps; t += 2) {
+            const typename V::reg b0 = V::broadcast(w + t), b1 = V::broadcast(w + t + 1);
+            const float *x0 = in + a.tap_offsets[t], *x1 = in + a.tap_offsets[t + 1];
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; ++j) {
+                even[j] = V::fma(b0, V::load(x0 + j * V::width), even[j]);
+                odd[j] = V::fma(b1, V::load(x1 + j * V::width), odd[j]);
+            }
+        }
+        if (t < a.taps) {
             const typename V::reg b = V::broadcast(w + t);
             const float* x = in + a.tap_offsets[t];
 #pragma GCC unroll 8
-            for (int j = 0; j < NV; ++j) acc[j] = V::fma(b, V::load(x + j * V::width), acc[j]);
+            for (int j = 0; j < NV; ++j) even[j] = V::fma(b, V::load(x + j * V::width), even[j]);
         }
 #pragma GCC unroll 8
-        for (int j = 0; j < NV; ++j) V::store(a.acc + m * a.acc_plane + p + j * V::width, acc[j]);
+        for (int j = 0; j < NV; ++j) V::store(a.acc + m * a.acc_plane + p + j * V::width, V::add(even[j], odd[j]));
     }
 }
 
