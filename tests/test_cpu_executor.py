@@ -157,6 +157,22 @@ def test_depthwise_convolutions_of_stride_1(isa, tmp_path):
 
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_depthwise_convolutions_of_stride_2(isa, tmp_path):
+    # Depthwise 3x3 layers of column stride 2 run a row kernel on AVX2 (DirectKernel::depthwise_3x3_stride_2): rows
+    # of vectors and edges (112 and 35 columns, padding 0, 1 and 2 on either side), rows too short for a vector,
+    # a row stride of 1 and of 3, the top and bottom rows in the padding, and a batch of two; dilated rows and 5x5
+    # filters keep the loop over taps.
+    check_convolutions([((1, 96, 112, 112), 96, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), 96),
+                        ((1, 5, 33, 35), 5, (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), 5),
+                        ((1, 4, 21, 35), 4, (3, 3), (1, 2), (1, 1), (2, 2), (1, 2), 4),
+                        ((1, 3, 9, 7), 3, (3, 3), (3, 2), (1, 1), (1, 0), (2, 1), 3),
+                        ((2, 8, 30, 40), 8, (3, 3), (2, 2), (1, 1), (0, 1), (1, 0), 8),
+                        ((1, 6, 19, 37), 6, (3, 3), (2, 2), (2, 1), (2, 1), (2, 1), 6),
+                        ((1, 6, 19, 37), 6, (3, 3), (2, 2), (1, 2), (2, 2), (2, 2), 6),
+                        ((1, 6, 19, 37), 6, (5, 5), (2, 2), (1, 1), (2, 2), (2, 2), 6)], isa, tmp_path)
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_wide_convolutions(isa, tmp_path):
     # Layers of 64 output channels or a multiple, 512 channel-taps or more and 784 positions or more run AVX2's
     # lanes tile (convolution.cpp): 28x28 (the last of its 24-position items partial), several chunks of input

@@ -535,12 +535,29 @@ template <class C>
 void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, ThreadPool& pool) {
     const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial(), rows = g.out[0] * g.out[1];
     const int64_t sx = g.stride[2];
+    // the instruction set's row kernel for float 3x3 filters of column stride 2 (DirectKernel::depthwise_3x3_stride_2)
+    const DirectKernel* k = direct_kernel();
+    const auto row_3x3_stride_2 = std::is_same_v<C, float> && k && g.kernel[0] == 1 && g.kernel[1] == 3 &&
+                                          g.kernel[2] == 3 && sx == 2 && g.dilation[2] == 1
+                                      ? k->depthwise_3x3_stride_2
+                                      : nullptr;
     pool.parallel_for(uint64_t(g.out_channels) * rows, std::max<int64_t>(1, 2048 / g.out[2]), [&](size_t b, size_t e) {
         for (size_t r = b; r < e; ++r) {
             const int64_t c = r / rows, oz = (r % rows) / g.out[1], oy = r % g.out[1];
             const C* plane = input + c * I;
             const C* w = filter + c * K;
             C* dst = acc + c * O + (oz * g.out[1] + oy) * g.out[2];
+            if constexpr (std::is_same_v<C, float>) {
+                if (const int64_t iz = input_at(g, 0, oz, 0); row_3x3_stride_2 && iz >= 0) {
+                    const float* in_rows[3];
+                    for (int64_t ky = 0; ky < 3; ++ky) {
+                        const int64_t iy = input_at(g, 1, oy, ky);
+                        in_rows[ky] = iy < 0 ? nullptr : plane + (iz * g.in[1] + iy) * g.in[2];
+                    }
+                    row_3x3_stride_2(in_rows, w, dst, g.out[2], g.in[2], g.pad[2]);
+                    continue;
+                }
+            }
             std::fill(dst, dst + g.out[2], C(0));
             for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
                 const int64_t iz = input_at(g, 0, oz, kz);

@@ -28,10 +28,42 @@ struct Avx2 {
     static constexpr int registers = 16;
 };
 
+// DirectKernel::depthwise_3x3_stride_2. A vector of 8 outputs reads 16 + 2 input columns a filter row: two loads
+// give two taps by in-lane shuffles (even columns, odd columns) and two more, 2 columns on, the third, the lanes
+// holding outputs 0, 1, 4, 5 | 2, 3, 6, 7 until one cross-lane permute before the store. The compiler's loop over a
+// stride-2 row took two cross-lane permutes and a blend a tap.
+void depthwise_3x3_stride_2(const float* const* rows, const float* w, float* dst, int64_t out_width, int64_t in_width,
+                            int64_t pad) {
+    auto one = [&](int64_t o) {
+        float sum = 0;
+        for (int r = 0; r < 3; ++r)
+            for (int64_t kx = 0, i = 2 * o - pad; kx < 3; ++kx, ++i)
+                if (rows[r] && i >= 0 && i < in_width) sum += w[3 * r + kx] * rows[r][i];
+        dst[o] = sum;
+    };
+    int64_t o = 0;
+    for (; o < out_width && 2 * o < pad; ++o) one(o);  // the first column read lies in the padding
+    for (; o + 8 <= out_width && 2 * o - pad + 18 <= in_width; o += 8) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int r = 0; r < 3; ++r) {
+            if (!rows[r]) continue;
+            const float* x = rows[r] + 2 * o - pad;
+            const __m256 a = _mm256_loadu_ps(x), b = _mm256_loadu_ps(x + 8);
+            const __m256 c = _mm256_loadu_ps(x + 2), d = _mm256_loadu_ps(x + 10);
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(w + 3 * r), _mm256_shuffle_ps(a, b, 0x88), acc);
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(w + 3 * r + 1), _mm256_shuffle_ps(a, b, 0xDD), acc);
+            acc = _mm256_fmadd_ps(_mm256_broadcast_ss(w + 3 * r + 2), _mm256_shuffle_ps(c, d, 0x88), acc);
+        }
+        _mm256_storeu_ps(dst + o, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc), 0xD8)));
+    }
+    for (; o < out_width; ++o) one(o);
+}
+
 constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),
                                  direct_tile<Avx2, 3, 3>(), direct_tile<Avx2, 6, 2>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 4>(), false, 0, false};
+extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 4>(), false, 0, false,
+                                         depthwise_3x3_stride_2};
 
 }  // namespace dml::cpu

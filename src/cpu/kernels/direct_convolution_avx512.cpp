@@ -33,6 +33,7 @@ constexpr DirectTile kTiles[] = {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512
                                  direct_tile<Avx512, 3, 8>()};
 }  // namespace
 
-extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width, true};
+extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width, true,
+                                           nullptr};
 
 }  // namespace dml::cpu
