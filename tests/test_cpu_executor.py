@@ -144,21 +144,25 @@ def test_strided_convolutions_by_phases(isa, tmp_path):
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_depthwise_convolutions_of_stride_1(isa, tmp_path):
-    # Depthwise layers of stride 1 run the direct kernel's depthwise tile, which sums even and odd taps apart: odd
-    # and even tap counts (9, 4, 25, 3, 1 with padding), dilation, bands of rows over a large image, planes whose
-    # positions end inside a work item, and a batch of two.
+    # Depthwise layers of stride 1: 3x3 ones of column dilation 1 run AVX2's row kernel (DirectKernel::
+    # depthwise_3x3_rows; rows of 112 and 7 columns, vectors of 32, 16 and 8 outputs and masked edges, a batch of
+    # two), the others the direct kernel's depthwise tile, which sums even and odd taps apart: odd and even tap
+    # counts (4, 25, 3, 1 with padding), dilation, bands of rows over a large image.
     check_convolutions([((1, 32, 112, 112), 32, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 32),
                         ((1, 6, 17, 19), 6, (2, 2), (1, 1), (1, 1), (1, 0), (0, 1), 6),
                         ((1, 5, 23, 21), 5, (5, 5), (1, 1), (1, 1), (2, 2), (2, 2), 5),
                         ((1, 7, 9, 7), 7, (1, 3), (1, 1), (1, 1), (0, 1), (0, 1), 7),
                         ((1, 4, 11, 13), 4, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), 4),
                         ((1, 9, 20, 18), 9, (3, 3), (1, 1), (2, 2), (2, 2), (2, 2), 9),
+                        ((1, 9, 40, 90), 9, (3, 3), (1, 1), (2, 1), (2, 1), (2, 1), 9),
+                        ((1, 3, 9, 61), 3, (3, 3), (1, 1), (1, 1), (0, 0), (2, 12), 3),
+                        ((1, 3, 12, 27), 3, (3, 3), (2, 1), (1, 1), (1, 10), (2, 1), 3),
                         ((2, 16, 7, 7), 16, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 16)], isa, tmp_path)
 
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_depthwise_convolutions_of_stride_2(isa, tmp_path):
-    # Depthwise 3x3 layers of column stride 2 run a row kernel on AVX2 (DirectKernel::depthwise_3x3_stride_2): rows
+    # Depthwise 3x3 layers of column stride 2 run a row kernel on AVX2 (DirectKernel::depthwise_3x3_rows): rows
     # of vectors and edges (112 and 35 columns, padding 0, 1 and 2 on either side), rows too short for a vector,
     # a row stride of 1 and of 3, the top and bottom rows in the padding, and a batch of two; dilated rows and 5x5
     # filters keep the loop over taps.

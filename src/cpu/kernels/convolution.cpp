@@ -124,6 +124,18 @@ const DirectKernel* direct_kernel() {
 
 namespace {
 
+// The instruction set's row kernel for a depthwise convolution computed in float (DirectKernel::depthwise_3x3_rows),
+// or null: 3x3 filters of column stride 1 or 2 and column dilation 1. Such layers run by output rows (`depthwise`),
+// reading the input where it lies; on AVX2 those of stride 1 ran 1.1-1.8x faster so than in the direct kernel's bands,
+// which copy the input padded first (bench/README.md, twenty-seventh session).
+DirectKernel::DepthwiseRows depthwise_rows_kernel(const ConvGeometry& g, bool float_compute) {
+    const DirectKernel* k = direct_kernel();
+    if (!k || !float_compute || !g.depthwise() || g.kernel[0] != 1 || g.kernel[1] != 3 || g.kernel[2] != 3 ||
+        g.dilation[2] != 1 || (g.stride[2] != 1 && g.stride[2] != 2))
+        return nullptr;
+    return k->depthwise_3x3_rows[g.stride[2] - 1];
+}
+
 // A convolution the direct kernel runs: its filter taps and the bands of output rows, each band reading the
 // zero-padded input rows it needs (its own rows and the filter's reach below them), so that neither the padded
 // input nor the accumulators grow with the image. A depthwise one runs as one band of all channels at a time
@@ -170,7 +182,8 @@ struct DirectPlan {
         in_place = packed && (g.pointwise() ? g.group_out < kAlignedPointwiseChannels
                                             : k->tap_masks && !strided && g.out[2] <= g.in[2]);
         const bool eligible = g.forward && (!g.pointwise() || (packed && k->pointwise)) &&
-                              !(strided && g.depthwise()) && type != DataType::Float64 && g.in[0] == 1 &&
+                              !(strided && g.depthwise()) && !depthwise_rows_kernel(g, type != DataType::Float64) &&
+                              type != DataType::Float64 && g.in[0] == 1 &&
                               g.kernel[0] == 1 && g.out[0] == 1 && every_phase_read(g, 1) && every_phase_read(g, 2);
         if (!eligible) return;
         kernel = k;
@@ -529,18 +542,14 @@ DML_VECTOR_CLONES void add_scaled(C* dst, const C* src, C w, int64_t n, int64_t 
     for (int64_t i = 0; i < n; ++i) dst[i] += w * src[i * (S ? S : stride)];
 }
 
-// Depthwise: acc[c, o] = sum over taps k of filter[c, k] input[c, position of tap k], one output row per task;
-// each tap adds a scaled input row into the output row (a vector loop for strides 1 and 2).
+// Depthwise: acc[c, o] = sum over taps k of filter[c, k] input[c, position of tap k], one output row per task: the
+// instruction set's row kernel where it has one (depthwise_rows_kernel), else each tap adds a scaled input row into
+// the output row (a vector loop for strides 1 and 2).
 template <class C>
 void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, ThreadPool& pool) {
     const int64_t K = g.kernel_size(), I = g.in_spatial(), O = g.out_spatial(), rows = g.out[0] * g.out[1];
     const int64_t sx = g.stride[2];
-    // the instruction set's row kernel for float 3x3 filters of column stride 2 (DirectKernel::depthwise_3x3_stride_2)
-    const DirectKernel* k = direct_kernel();
-    const auto row_3x3_stride_2 = std::is_same_v<C, float> && k && g.kernel[0] == 1 && g.kernel[1] == 3 &&
-                                          g.kernel[2] == 3 && sx == 2 && g.dilation[2] == 1
-                                      ? k->depthwise_3x3_stride_2
-                                      : nullptr;
+    const auto row_kernel = depthwise_rows_kernel(g, std::is_same_v<C, float>);
     pool.parallel_for(uint64_t(g.out_channels) * rows, std::max<int64_t>(1, 2048 / g.out[2]), [&](size_t b, size_t e) {
         for (size_t r = b; r < e; ++r) {
             const int64_t c = r / rows, oz = (r % rows) / g.out[1], oy = r % g.out[1];
@@ -548,13 +557,13 @@ void depthwise(const ConvGeometry& g, const C* filter, const C* input, C* acc, T
             const C* w = filter + c * K;
             C* dst = acc + c * O + (oz * g.out[1] + oy) * g.out[2];
             if constexpr (std::is_same_v<C, float>) {
-                if (const int64_t iz = input_at(g, 0, oz, 0); row_3x3_stride_2 && iz >= 0) {
+                if (const int64_t iz = input_at(g, 0, oz, 0); row_kernel && iz >= 0) {
                     const float* in_rows[3];
                     for (int64_t ky = 0; ky < 3; ++ky) {
                         const int64_t iy = input_at(g, 1, oy, ky);
                         in_rows[ky] = iy < 0 ? nullptr : plane + (iz * g.in[1] + iy) * g.in[2];
                     }
-                    row_3x3_stride_2(in_rows, w, dst, g.out[2], g.in[2], g.pad[2]);
+                    row_kernel(in_rows, w, dst, g.out[2], g.in[2], g.pad[2]);
                     continue;
                 }
             }

@@ -80,12 +80,13 @@ struct DirectKernel {
     int64_t store_lanes;
     // Whether its position tiles take DirectConvolution::tap_masks (AVX-512's 16-lane masks).
     bool tap_masks;
-    // One output row of a float 3x3 depthwise convolution of column stride 2, dilation 1 (a strided depthwise layer
-    // runs by rows, not in this kernel's bands: convolution.cpp), or null where the instruction set has none:
-    // dst[o] = sum over filter rows r and columns kx of w[3 r + kx] * rows[r][2 o + kx - pad], a null row (the
-    // padding) and columns outside [0, in_width) adding nothing.
-    void (*depthwise_3x3_stride_2)(const float* const* rows, const float* w, float* dst, int64_t out_width,
+    // One output row of a float 3x3 depthwise convolution of column stride s = 1 or 2 and column dilation 1, read
+    // where the input lies (such layers run by rows, not in this kernel's bands: convolution.cpp), at [s - 1], or
+    // null where the instruction set has none: dst[o] = sum over filter rows r and columns kx of w[3 r + kx] *
+    // rows[r][s o + kx - pad], a null row (the padding) and columns outside [0, in_width) adding nothing.
+    using DepthwiseRows = void (*)(const float* const* rows, const float* w, float* dst, int64_t out_width,
                                    int64_t in_width, int64_t pad);
+    DepthwiseRows depthwise_3x3_rows[2];
 
     // The first of the `tiles` that `takes` admits that pads `channels` output channels least; null where it admits
     // none.

@@ -28,7 +28,7 @@ struct Avx2 {
     static constexpr int registers = 16;
 };
 
-// DirectKernel::depthwise_3x3_stride_2. A vector of 8 outputs reads 16 + 2 input columns a filter row: two loads
+// DirectKernel::depthwise_3x3_rows[1]. A vector of 8 outputs reads 16 + 2 input columns a filter row: two loads
 // give two taps by in-lane shuffles (even columns, odd columns) and two more, 2 columns on, the third, the lanes
 // holding outputs 0, 1, 4, 5 | 2, 3, 6, 7 until one cross-lane permute before the store. The compiler's loop over a
 // stride-2 row took two cross-lane permutes and a blend a tap.
@@ -59,11 +59,63 @@ void depthwise_3x3_stride_2(const float* const* rows, const float* w, float* dst
     for (; o < out_width; ++o) one(o);
 }
 
+// DirectKernel::depthwise_3x3_rows[0]: vectors of 8 outputs, 4, 2 or 1 at a time where every column they read lies
+// in the row, else (the edges, rows shorter than a vector) one at a time with the columns outside masked; even and
+// odd taps sum apart (as depthwise_rows). Read in place, a row needs none of the band's padded copy.
+void depthwise_3x3_stride_1(const float* const* rows, const float* w, float* dst, int64_t out_width, int64_t in_width,
+                            int64_t pad) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    // 8 outputs from o, the lanes whose column lies outside the row loaded as zero
+    auto masked = [&](int64_t o) {
+        __m256i in[3];
+        for (int64_t kx = 0; kx < 3; ++kx) {
+            const int64_t c = o + kx - pad;  // lane l reads column c + l
+            in[kx] = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(in_width - c)), lane),
+                                      _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(int(-c - 1))));
+        }
+        __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+        for (int r = 0; r < 3; ++r) {
+            if (!rows[r]) continue;
+            for (int64_t kx = 0; kx < 3; ++kx) {
+                const __m256 x = _mm256_maskload_ps(rows[r] + o + kx - pad, in[kx]);
+                if ((r * 3 + kx) % 2) odd = _mm256_fmadd_ps(_mm256_broadcast_ss(w + 3 * r + kx), x, odd);
+                else even = _mm256_fmadd_ps(_mm256_broadcast_ss(w + 3 * r + kx), x, even);
+            }
+        }
+        const __m256 sum = _mm256_add_ps(even, odd);
+        if (o + 8 <= out_width) _mm256_storeu_ps(dst + o, sum);
+        else _mm256_maskstore_ps(dst + o, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(out_width - o)), lane), sum);
+    };
+    // V vectors of 8 outputs from o, every column read inside the row
+    auto whole = [&]<int V>(int64_t o) {
+        __m256 even[V], odd[V];
+        for (int j = 0; j < V; ++j) even[j] = _mm256_setzero_ps(), odd[j] = _mm256_setzero_ps();
+        for (int r = 0; r < 3; ++r) {
+            if (!rows[r]) continue;
+            const float* x = rows[r] + o - pad;
+            for (int kx = 0; kx < 3; ++kx) {
+                const __m256 b = _mm256_broadcast_ss(w + 3 * r + kx);
+                for (int j = 0; j < V; ++j) {
+                    if ((r * 3 + kx) % 2) odd[j] = _mm256_fmadd_ps(b, _mm256_loadu_ps(x + kx + 8 * j), odd[j]);
+                    else even[j] = _mm256_fmadd_ps(b, _mm256_loadu_ps(x + kx + 8 * j), even[j]);
+                }
+            }
+        }
+        for (int j = 0; j < V; ++j) _mm256_storeu_ps(dst + o + 8 * j, _mm256_add_ps(even[j], odd[j]));
+    };
+    int64_t o = 0;
+    for (; o < out_width && o < pad; o += 8) masked(o);  // the first columns read lie in the padding
+    for (; o + 32 <= out_width && o - pad + 34 <= in_width; o += 32) whole.template operator()<4>(o);
+    for (; o + 16 <= out_width && o - pad + 18 <= in_width; o += 16) whole.template operator()<2>(o);
+    for (; o + 8 <= out_width && o - pad + 10 <= in_width; o += 8) whole.template operator()<1>(o);
+    for (; o < out_width; o += 8) masked(o);
+}
+
 constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 4, 3>(), direct_tile<Avx2, 2, 5>(),
                                  direct_tile<Avx2, 3, 3>(), direct_tile<Avx2, 6, 2>()};
 }  // namespace
 
 extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 4>(), false, 0, false,
-                                         depthwise_3x3_stride_2};
+                                         {depthwise_3x3_stride_1, depthwise_3x3_stride_2}};
 
 }  // namespace dml::cpu
