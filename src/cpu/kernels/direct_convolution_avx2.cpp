@@ -4,7 +4,8 @@
 // (convolution.cpp says which) run a lanes tile instead: 16 output channels in 2 vectors x 6 positions broadcast
 // one at a time, 4 of those a work item. Winograd's products run 6 x 2, whose 16 positions are a group of its
 // tiles (winograd_convolution.cpp); the direct convolutions never pick it (it pads no layer less than those before).
-// Depthwise: 4 vectors of 32 positions a work item, 8 chains of sums with the taps split by parity (depthwise_rows).
+// Depthwise (the layers the row kernels below do not take): 4 vectors (32 positions) a work item, 8 chains of sums
+// with the taps split by parity (depthwise_rows).
 #include <immintrin.h>
 
 #include "direct_convolution_body.h"
@@ -64,14 +65,12 @@ void depthwise_3x3_stride_2(const float* const* rows, const float* w, float* dst
 // odd taps sum apart (as depthwise_rows). Read in place, a row needs none of the band's padded copy.
 void depthwise_3x3_stride_1(const float* const* rows, const float* w, float* dst, int64_t out_width, int64_t in_width,
                             int64_t pad) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     // 8 outputs from o, the lanes whose column lies outside the row loaded as zero
     auto masked = [&](int64_t o) {
         __m256i in[3];
         for (int64_t kx = 0; kx < 3; ++kx) {
-            const int64_t c = o + kx - pad;  // lane l reads column c + l
-            in[kx] = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(in_width - c)), lane),
-                                      _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(int(-c - 1))));
+            const int64_t c = o + kx - pad;  // lane l reads column c + l: lanes [-c, in_width - c)
+            in[kx] = _mm256_andnot_si256(Avx2::first(-c), Avx2::first(in_width - c));
         }
         __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
         for (int r = 0; r < 3; ++r) {
@@ -84,7 +83,7 @@ void depthwise_3x3_stride_1(const float* const* rows, const float* w, float* dst
         }
         const __m256 sum = _mm256_add_ps(even, odd);
         if (o + 8 <= out_width) _mm256_storeu_ps(dst + o, sum);
-        else _mm256_maskstore_ps(dst + o, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(out_width - o)), lane), sum);
+        else _mm256_maskstore_ps(dst + o, Avx2::first(out_width - o), sum);
     };
     // V vectors of 8 outputs from o, every column read inside the row
     auto whole = [&]<int V>(int64_t o) {

@@ -259,7 +259,8 @@ void lanes_rows(const DirectConvolution& a, size_t begin, size_t end) {
 // Depthwise: acc[m, p] = sum over taps t of filter[m, t] * input[m, first + p + tap_offsets[t]], NV vectors of
 // positions of one channel a work item. The even and odd taps sum into separate registers, added at the end: one
 // chain of 9 dependent multiply-adds a vector left the FMA units waiting on their latency (AVX2 on a 2-core AMD EPYC,
-// NV 3 -> 4 with the split: 1.02-1.15x on MobileNet v2's depthwise layers; bench/README.md).
+// NV 3 -> 4 with the split: 1.02-1.15x on MobileNet v2's 3x3 depthwise layers, measured before AVX2 ran those by
+// rows; bench/README.md).
 template <class V, int NV>
 void depthwise_rows(const DirectConvolution& a, size_t begin, size_t end) {
     constexpr int64_t block = int64_t(NV) * V::width;
