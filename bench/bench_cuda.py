@@ -1,6 +1,7 @@
 """The cuda executor against PyTorch on the same GPU, in the same run.
 
-GEMM (float32 and float16: square 4096 and transformer shapes), convolution (SD-UNet float16 shapes),
+GEMM (float32 and float16: square 4096 and transformer shapes), products of one row (a token through a
+linear layer), convolution (SD-UNet float16 shapes),
 multihead attention (SDXL float16 shapes, against scaled_dot_product_attention), group and layer normalization
 (float16), memory-bound operators on tensors of 64 MiB and more (layer norm on LLM shapes, group norm on SDXL's
 VAE at 1024x1024, alone and with the swish after it, softmax over rows of 4096, a plain add, swish and the chain
@@ -15,7 +16,7 @@ CUDA-graph replay and without (DIRECTML_CUDA_GRAPHS=0), and torch's eager loop f
 graph's chains: the row names how many nodes it compiled to).
 
 Run: python bench/bench_cuda.py [--reps 30] [--json out.json] [--quick]
-     [--only gemm conv attention norm large chain resnet]
+     [--only gemm gemv conv attention norm large chain resnet]
 """
 
 import argparse
@@ -122,6 +123,40 @@ def bench_gemm(device, torch, reps, quick):
         err = relative_error(got.numpy()[0, 0, :64, :64], want[0, 0, :64, :64])
         rows.append(throughput_row(f"gemm {dtype} [{b0},{b1},{m},{k}]x{'T' if tb else ''}[{k},{n}]",
                                    2.0 * b0 * b1 * m * k * n / 1e12, "tflops", ours, theirs, err))
+    return rows
+
+
+def bench_matrix_vector(device, torch, reps, quick):
+    """Products of one output row (a token through a linear layer, the weights stored [out, in] as nn.Linear's or
+    [in, out]): bound by reading the weights once; GB/s counts the operands read once and the output written once,
+    on the wall clock and over the kernels' GPU time, and `roof` is the wall figure as a share of ROOF_GBPS."""
+    rows = []
+    timed = torch_timer(torch)
+    rng = np.random.default_rng(0)
+    cases = [  # (dtype, K, N, weights stored [N, K])
+        ("float16", 4096, 4096, True), ("float16", 4096, 4096, False), ("float16", 4096, 11008, True),
+        ("float16", 11008, 4096, True), ("float32", 4096, 4096, True), ("float32", 4096, 4096, False),
+    ]
+    for dtype, k, n, tb in cases[:2] if quick else cases:
+        a = rng.standard_normal((1, 1, 1, k)).astype(dtype)
+        b = (rng.standard_normal((1, 1, n, k) if tb else (1, 1, k, n)) / np.sqrt(k)).astype(dtype)
+        g = dml.Graph(device)
+        x, y = g.input(a.shape, dtype, name="a"), g.input(b.shape, dtype, name="b")
+        op = g.compile([dml.gemm(x, y, trans_b=dml.MatrixTransform.TRANSPOSE if tb else dml.MatrixTransform.NONE)])
+        feeds = {"a": dml.Buffer(device, a), "b": dml.Buffer(device, b)}
+        ta, tbt = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        product = lambda: ta @ (tbt.transpose(-1, -2) if tb else tbt)  # noqa: E731
+        ours = median_seconds(lambda: op(feeds, readback=False), reps)
+        theirs = median_seconds(timed(product), reps)
+        (got,) = op(feeds, readback=False)
+        gb = (a.nbytes + b.nbytes + n * a.itemsize) / 1e9
+        r = throughput_row(f"gemv {dtype} [1,{k}]x{'T' if tb else ''}[{k},{n}]", gb, "gbps", ours, theirs,
+                           relative_error(got.numpy(), product().float().cpu().numpy()))
+        r["roof"] = r["ours_gbps"] / ROOF_GBPS
+        r["ours_kernel_gbps"] = gb / kernel_seconds(torch, lambda: op(feeds, readback=False), reps)
+        r["torch_kernel_gbps"] = gb / kernel_seconds(torch, product, reps)
+        r["kernel_roof"] = r["ours_kernel_gbps"] / ROOF_GBPS
+        rows.append(r)
     return rows
 
 
@@ -494,7 +529,8 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--quick", action="store_true", help="a few cases only")
-    parser.add_argument("--only", nargs="*", help="some of: gemm conv attention norm large chain resnet (default all)")
+    parser.add_argument("--only", nargs="*",
+                        help="some of: gemm gemv conv attention norm large chain resnet (default all)")
     parser.add_argument("--profile", action="store_true",
                         help="also print our kernels' GPU times for some convolutions and the large normalizations")
     parser.add_argument("--no-kernel-times", action="store_true",
@@ -507,7 +543,7 @@ def main():
     torch.backends.cudnn.benchmark = True  # torch at its best: cuDNN picks its fastest algorithm
     device = dml.Device("cuda")
     print(f"device: {device.name}; torch {torch.__version__}, {torch.cuda.get_device_name()}")
-    benches = {"gemm": bench_gemm, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
+    benches = {"gemm": bench_gemm, "gemv": bench_matrix_vector, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
                "large": bench_large, "chain": bench_chains, "resnet": bench_resnet_stack}
     rows = []
     print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}"

@@ -10,9 +10,11 @@
 # Only memcheck runs with cuDNN; the other three hide it (DIRECTML_CUDNN_PATH=/nonexistent), so that convolution and
 # attention run on our own kernels there: on the H200 cuDNN's generated SDPA kernels (wgmma, TMA) gave racecheck
 # hazards inside them, initcheck "uninitialized" reads of every output they had written with TMA stores, and
-# synccheck an overflow of its tracked barriers and then a failed launch. API errors are not reported: the
-# out-of-memory tests make cudaMalloc fail on purpose. test_leaks.py is left out by default: a sanitizer's own memory
-# grows with every launch (its flatness tests fail under any of the four) and its 1,000-cycle loops ran past 8 minutes.
+# synccheck an overflow of its tracked barriers and then a failed launch. initcheck runs with DIRECTML_CUBLASLT_FILL=1
+# (cublaslt.h): cuBLASLt's outputs and workspace, which it writes with stores the tool does not track, NaN-filled
+# first. API errors are not reported: the out-of-memory tests make cudaMalloc fail on purpose. test_leaks.py is left
+# out by default: a sanitizer's own memory grows with every launch (its flatness tests fail under any of the four)
+# and its 1,000-cycle loops ran past 8 minutes.
 # Every report is printed (--print-limit). Exit status: 0 when every shard's tests passed with no report.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +37,7 @@ declare -A pids
 for tool in $tools; do
     env=()
     [ "$tool" != memcheck ] && env=(DIRECTML_CUDNN_PATH=/nonexistent)
+    [ "$tool" = initcheck ] && env+=(DIRECTML_CUBLASLT_FILL=1)
     sanitizer=()
     [ "$cs" != env ] && sanitizer=("$cs" --tool "$tool" --report-api-errors no --print-limit 1000000 --error-exitcode 9)
     for shard in "$logs"/shard.*; do

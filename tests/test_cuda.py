@@ -435,6 +435,53 @@ def test_gemm_strided_and_broadcast_operands(cuda, cpu, dtype):
     gemm_case(cuda, cpu, dtype, (2, 3, 6, 5, 7), views=rows_broadcast)
 
 
+# One output row or column (M == 1 or N == 1): the matrix-vector kernels (kernels/matrix_vector.cu). Sizes around
+# their choices: W's terms contiguous (a warp a sum) or its rows contiguous along the outputs (a thread a few sums),
+# 16-byte vectors where the strides allow and scalars where not (rows of 300 float16 are 600 bytes), K split over
+# blocks where the sums are few (one sum, 17 sums a batch entry), K and J not whole vectors, K under a warp's share.
+MATRIX_VECTOR = [(1, 1, 1, 4096, 296), (1, 1, 1, 1030, 300), (1, 1, 300, 1030, 1), (1, 1, 304, 520, 1),
+                 (1, 1, 1, 5, 37), (1, 1, 1, 5000, 1), (1, 1, 1, 4100, 1), (2, 3, 1, 260, 17)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape", MATRIX_VECTOR)
+def test_gemm_matrix_vector(cuda, cpu, dtype, ta, tb, shape):
+    gemm_case(cuda, cpu, dtype, shape, ta, tb)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("c", ["full", "row", "column", "scalar"])
+@pytest.mark.parametrize("shape", [(2, 2, 1, 300, 40), (2, 2, 40, 300, 1)])
+def test_gemm_matrix_vector_c_and_activation(cuda, cpu, dtype, c, shape):
+    gemm_case(cuda, cpu, dtype, shape, c=c, alpha=0.5, beta=-2.0, act="sigmoid")
+    gemm_case(cuda, cpu, dtype, shape, tb=True, c=c, alpha=1.5, beta=0.0, act="relu")  # beta 0: C not read
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_matrix_vector_views(cuda, cpu, dtype):
+    # v broadcast over batch dimension 0; W's rows K + 1 apart (no 16-byte vectors: the scalar loads), or its rows
+    # along the outputs 304 apart holding 300 (vectors, and a last one of 4 or 2 outputs loaded one at a time).
+    K, N = 300, 40
+    a = rand([1, 3, 1, K], dtype, -1, 1, seed=1)
+    b = rand([2, 3, N, K + 1], dtype, -1, 1, seed=2)
+    b2 = rand([1, 1, K, 304], dtype, -1, 1, seed=3)
+
+    def build(g):
+        xa = g.input(a.shape, dtype, name="a")
+        x = dml.broadcast(xa, [2, 3, 1, K])
+        y = dml.reinterpret(g.input(b.shape, dtype, name="b"), [2, 3, N, K], [3 * N * (K + 1), N * (K + 1), K + 1, 1])
+        y2 = dml.reinterpret(g.input(b2.shape, dtype, name="b2"), [1, 1, K, 300], [0, 0, 304, 1])
+        return [dml.gemm(x, y, trans_b=dml.MatrixTransform.TRANSPOSE),
+                dml.gemm(dml.reinterpret(xa, [1, 1, 1, K], [0, 0, 0, 1]), y2)]
+
+    tol = {np.float16: 1e-2, np.float32: 1e-4}[dtype]
+    got = compare(cuda, cpu, build, {"a": a, "b": b, "b2": b2}, rtol=tol, atol=tol)
+    again = run(cuda, build, {"a": a, "b": b, "b2": b2})  # the splits add in a fixed order: the same bits
+    for g, h in zip(got, again):
+        assert g.tobytes() == h.tobytes()
+
+
 # --- convolution --------------------------------------------------------------------------------------------
 
 def conv_case(cuda, cpu, dtype, x_shape, w_shape, bias=False, act=None, x_view=None, **kw):
@@ -684,6 +731,35 @@ def test_device_errors(cuda):
     assert info.value.code == "cudaErrorInvalidDevice"
     assert cuda.kind == "cuda" and cuda.name  # e.g. "NVIDIA H200"
     assert dml.Device().kind == os.environ.get("DIRECTML_DEVICE", "cuda")
+
+
+def test_cublaslt_fill_for_initcheck_changes_no_result(cuda):
+    # DIRECTML_CUBLASLT_FILL (cublaslt.h; read once a process) NaN-fills cuBLASLt's workspace and outputs before each
+    # product, for compute-sanitizer's initcheck: every result is still the product's, and nothing beside an output
+    # is overwritten (attention's per-head products write every H-th run of a row: the fill must skip the others).
+    code = """
+import numpy as np, directml as dml
+d, rng = dml.Device("cuda"), np.random.default_rng(0)
+a, b, c = (rng.uniform(-1, 1, s).astype(np.float16) for s in ([2, 3, 70, 130], [2, 3, 130, 50], [2, 3, 70, 50]))
+q, k, v = (rng.uniform(-1, 1, [1, 16, 64]).astype(np.float32) for _ in range(3))
+g = dml.Graph(d)
+ea, eb, ec = (g.input(x.shape, np.float16, name=n) for x, n in ((a, "a"), (b, "b"), (c, "c")))
+eq, ek, ev = (g.input(x.shape, np.float32, name=n) for x, n in ((q, "q"), (k, "k"), (v, "v")))
+sdpa = dml.multihead_attention(query=eq, key=ek, value=ev, scale=0.125, head_count=4)[0]
+y, o = g.compile([dml.gemm(ea, eb, ec, alpha=0.5, beta=2.0), sdpa])({"a": a, "b": b, "c": c, "q": q, "k": k, "v": v})
+want = 0.5 * (a.astype(np.float64) @ b) + 2.0 * c
+assert np.abs(y - want).max() < 0.05, np.abs(y - want).max()
+s = np.einsum("bthd,bshd->bhts", q.reshape(1, 16, 4, 16), k.reshape(1, 16, 4, 16)) * 0.125
+p = np.exp(s - s.max(-1, keepdims=True))
+ref = np.einsum("bhts,bshd->bthd", p / p.sum(-1, keepdims=True), v.reshape(1, 16, 4, 16)).reshape(1, 16, 64)
+assert np.abs(o.reshape(ref.shape) - ref).max() < 1e-4, np.abs(o.reshape(ref.shape) - ref).max()
+print("SAME")
+"""
+    # cuDNN hidden: attention then runs as two cuBLASLt products and a softmax of ours.
+    env = {**os.environ, "DIRECTML_CUBLASLT_FILL": "1", "DIRECTML_CUDNN_PATH": "/nonexistent"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=tempfile.gettempdir())
+    assert out.returncode == 0 and "SAME" in out.stdout, out.stderr
 
 
 def test_missing_cublaslt_fails_gemm_at_compile_only(cuda):

@@ -2,10 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include "../core/errors.h"
+#include "cuda_device.h"
 #include "library_loader.h"
 
 namespace dml::cuda {
@@ -178,9 +180,30 @@ void LtMatmul::enqueue(const void* a, const void* b, const void* c, void* d, con
     const bool f64 = p_.type == DataType::Float64;
     const void* alpha = f64 ? static_cast<const void*>(&p_.alpha) : &alpha32;
     const void* beta = f64 ? static_cast<const void*>(&p_.beta) : &beta32;
+    if (fills_for_sanitizer()) fill(c, d, workspace, stream);
     lib_.check(lib_.matmul(lib_.handle, desc_, alpha, a, a_, b, b_, beta, p_.c ? c : d, c_, d, d_, &algo_, workspace,
                            workspace_, stream),
                "cublasLtMatmul");
+}
+
+bool LtMatmul::fills_for_sanitizer() {
+    static const bool on = [] {
+        const char* v = std::getenv("DIRECTML_CUBLASLT_FILL");
+        return v && *v && std::string(v) != "0";
+    }();
+    return on;
+}
+
+void LtMatmul::fill(const void* c, void* d, void* workspace, cudaStream_t stream) const {
+    if (workspace_)
+        check(cudaMemsetAsync(workspace, 0xFF, workspace_, stream), "cudaMemsetAsync (DIRECTML_CUBLASLT_FILL)");
+    if (p_.c && p_.beta != 0 && c == d) return;  // D is also the C it reads
+    const size_t elem = element_size(p_.type), column = p_.d.rows * elem, pitch = size_t(p_.d.ld) * elem;
+    // Each matrix of D, a column of `rows` elements every ld: the bytes between columns may be another tensor's.
+    for (int32_t i = 0; i < p_.batch; ++i)
+        check(cudaMemset2DAsync(static_cast<std::byte*>(d) + i * p_.d.batch_stride * int64_t(elem), pitch, 0xFF,
+                                column, p_.d.cols, stream),
+              "cudaMemset2DAsync (DIRECTML_CUBLASLT_FILL)");
 }
 
 }  // namespace dml::cuda

@@ -94,11 +94,18 @@ public:
     LtMatmul& operator=(const LtMatmul&) = delete;
 
     uint64_t workspace_size() const { return workspace_; }
+    // DIRECTML_CUBLASLT_FILL set (and not 0): it first fills the workspace and D with 0xFF bytes (a float NaN).
+    // For compute-sanitizer's initcheck (tests/cuda_sanitizers.sh): on Hopper cuBLASLt writes its outputs and
+    // split-K partial sums with stores the tool does not track (the tensor memory accelerator's), so it calls every
+    // later read of them uninitialized; filled, they read as written, and a byte cuBLASLt left unwritten reads as
+    // NaN, which the tests catch (docs/reliability.md).
     void enqueue(const void* a, const void* b, const void* c, void* d, const void* bias, void* workspace,
                  cudaStream_t stream) const;
 
 private:
     void destroy();
+    static bool fills_for_sanitizer();
+    void fill(const void* c, void* d, void* workspace, cudaStream_t stream) const;
 
     const CublasLt& lib_;
     LtProblem p_;

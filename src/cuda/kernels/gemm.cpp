@@ -1,4 +1,4 @@
-// GEMM on cuBLASLt. cuBLASLt is column-major, so the row-major product Y = op(A) op(B) is computed as
+// GEMM on cuBLASLt, but for products of one output row or column (matrix_vector.cu). cuBLASLt is column-major, so the row-major product Y = op(A) op(B) is computed as
 // Y^T = op(B)^T op(A)^T, which reads every row- or column-major view of A and B in place (transposing costs
 // nothing). Other strided views (broadcast rows, ...) are packed into the workspace first. C rides cuBLASLt's
 // beta, or its bias epilogue when it is a broadcast row; ReLU rides its epilogue; other activations follow as a
@@ -9,8 +9,8 @@
 
 #include "../cublaslt.h"
 #include "../cuda_device.h"
-#include "factory.h"
 #include "kernel.h"
+#include "matrix_vector.h"
 #include "workspace.h"
 
 namespace dml::cuda {
@@ -173,10 +173,15 @@ private:
     uint64_t matmul_offset_ = 0, workspace_ = 0;
 };
 
+std::unique_ptr<CudaKernel> make_gemm_kernel(const Node& node, CudaDevice& device) {
+    if (auto k = make_matrix_vector_kernel(node, device)) return k;
+    return std::make_unique<GemmKernel>(node, device);
+}
+
 }  // namespace
 
 void register_gemm_kernels(KernelTable& t) {
-    add_kernel<GemmDesc>(t, make_kernel<GemmKernel>);
+    add_kernel<GemmDesc>(t, make_gemm_kernel);
 }
 
 }  // namespace dml::cuda
