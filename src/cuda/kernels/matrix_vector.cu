@@ -59,64 +59,44 @@ __device__ __forceinline__ void hand_over(const Shape& s, const Pointers<T>& p, 
 
 constexpr int kWarps = 8;     // a block of 256 threads
 constexpr int kUnroll = 4;    // loads a thread keeps in flight
-constexpr int kRows = 2;      // sums a warp of the rows kernel
 
-// A warp kRows sums, of adjacent rows j of W: lane l takes the terms l, l + 32, ... in vectors of VW (16 bytes; W's
-// rows and v contiguous and aligned at every multiple of VW, which the host checked) or one at a time (VW == 1), each
-// vector of v loaded once for the rows.
+// A warp a sum: lane l takes the terms l, l + 32, ... in vectors of VW (16 bytes; W's row and v contiguous and
+// aligned at every multiple of VW, which the host checked) or one at a time (VW == 1). Two sums a warp, each vector of
+// v loaded once for both, ran slower on an H100 (bench/README.md, run U).
 template <class T, int VW>
 __global__ void __launch_bounds__(kWarps * 32) rows_kernel(Shape s, Pointers<T> p) {
-    constexpr int R = kRows;
-    const uint32_t lane = threadIdx.x % 32, j0 = (blockIdx.x * kWarps + threadIdx.x / 32) * R, z = blockIdx.z;
-    if (j0 >= s.J) return;
+    const uint32_t lane = threadIdx.x % 32, j = blockIdx.x * kWarps + threadIdx.x / 32, z = blockIdx.z;
+    if (j >= s.J) return;
     const uint32_t k0 = blockIdx.y * s.k_slice, k1 = min(s.K, k0 + s.k_slice);
-    const T* w[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r)  // rows past J read the last one again, and are not handed over
-        w[r] = p.w + batch_offset(s.w_b, z, s.B1) + int64_t(min(j0 + r, s.J - 1)) * s.w_j;
+    const T* w = p.w + batch_offset(s.w_b, z, s.B1) + int64_t(j) * s.w_j;
     const T* v = p.v + batch_offset(s.v_b, z, s.B1);
-    float sum[R] = {};
+    float sum = 0.0f;
     uint32_t k = k0 + lane * VW;
     if constexpr (VW > 1) {
         constexpr uint32_t step = 32 * VW;
         const uint32_t vectors_end = k0 + (k1 - k0) / VW * VW;
         for (; k + (kUnroll - 1) * step + VW <= vectors_end; k += kUnroll * step) {
-            Vector<T, VW> wv[R][kUnroll], vv[kUnroll];
+            Vector<T, VW> wv[kUnroll], vv[kUnroll];
 #pragma unroll
-            for (int r = 0; r < R; ++r)
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) wv[r][u] = load_vector<VW>(w[r] + k + u * step);
+            for (int u = 0; u < kUnroll; ++u) wv[u] = load_vector<VW>(w + k + u * step);
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) vv[u] = load_vector<VW>(v + k + u * step);
 #pragma unroll
-            for (int r = 0; r < R; ++r)
+            for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-                for (int u = 0; u < kUnroll; ++u)
-#pragma unroll
-                    for (int e = 0; e < VW; ++e) sum[r] = fmaf(wv[r][u][e], vv[u][e], sum[r]);
+                for (int e = 0; e < VW; ++e) sum = fmaf(wv[u][e], vv[u][e], sum);
         }
         for (; k + VW <= vectors_end; k += step) {
-            const Vector<T, VW> vv = load_vector<VW>(v + k);
+            const Vector<T, VW> wv = load_vector<VW>(w + k), vv = load_vector<VW>(v + k);
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const Vector<T, VW> wv = load_vector<VW>(w[r] + k);
-#pragma unroll
-                for (int e = 0; e < VW; ++e) sum[r] = fmaf(wv[e], vv[e], sum[r]);
-            }
+            for (int e = 0; e < VW; ++e) sum = fmaf(wv[e], vv[e], sum);
         }
         k = vectors_end + lane;  // the slice's last terms, fewer than a vector
     }
-    for (; k < k1; k += 32) {
-        const float x = load(v + int64_t(k) * s.v_k);
+    for (; k < k1; k += 32) sum = fmaf(float(load(w + int64_t(k) * s.w_k)), float(load(v + int64_t(k) * s.v_k)), sum);
 #pragma unroll
-        for (int r = 0; r < R; ++r) sum[r] = fmaf(float(load(w[r] + int64_t(k) * s.w_k)), x, sum[r]);
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-        for (int m = 16; m > 0; m /= 2) sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], m);
-        if (lane == r && j0 + r < s.J) hand_over(s, p, z, j0 + r, sum[r]);
-    }
+    for (int m = 16; m > 0; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+    if (lane == 0) hand_over(s, p, z, j, sum);
 }
 
 // A thread VW adjacent sums (W's row contiguous along j and aligned, which the host checked, or VW == 1): the block's
@@ -288,7 +268,7 @@ public:
 private:
     // Blocks along j: a warp a sum (rows), or 32 threads of `vw` sums each (columns).
     unsigned grid_x(int vw) const {
-        const uint64_t sums = rows_ ? kWarps * kRows : 32 * uint64_t(vw);
+        const uint64_t sums = rows_ ? kWarps : 32 * uint64_t(vw);
         return unsigned((s_.J + sums - 1) / sums);
     }
 
