@@ -50,7 +50,7 @@ __device__ __forceinline__ void finish(const Shape& s, const Pointers<T>& p, uin
     store(p.y + uint64_t(z) * s.J + j, apply_activation(s.act, r));
 }
 
-// A block's sum for (z, j) over its slice of K: finished where K is not split, else left for finish_split.
+// A block's sum for (z, j) over its slice of K: finished where K is not split, else left for finish_split_kernel.
 template <class T>
 __device__ __forceinline__ void hand_over(const Shape& s, const Pointers<T>& p, uint32_t z, uint32_t j, float sum) {
     if (gridDim.y == 1) return finish(s, p, z, j, sum);
@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(kWarps * 32) columns_kernel(Shape s, Pointers<
         } else {  // the row's last sums, fewer than VW
             for (; k < k1; k += kWarps) {
                 const float vk = load(v + int64_t(k) * s.v_k);
-                for (uint32_t e = 0; e < s.J - j0; ++e) acc[e] = fmaf(float(load(w + int64_t(k) * s.w_k + e)), vk, acc[e]);
+                for (uint32_t e = 0; e < s.J - j0; ++e)
+                    acc[e] = fmaf(float(load(w + int64_t(k) * s.w_k + e)), vk, acc[e]);
             }
         }
     }
@@ -159,7 +160,8 @@ __global__ void __launch_bounds__(kWarps * 32) columns_kernel(Shape s, Pointers<
 template <class T>
 __global__ void __launch_bounds__(kThreads) finish_split_kernel(Shape s, Pointers<T> p, uint32_t splits) {
     const uint64_t outputs = uint64_t(s.batches) * s.J;
-    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < outputs; i += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < outputs; i += stride) {
         float sum = 0.0f;
         for (uint32_t q = 0; q < splits; ++q) sum += p.partial[q * outputs + i];
         finish(s, p, uint32_t(i / s.J), uint32_t(i % s.J), sum);
@@ -234,7 +236,8 @@ public:
         const uint64_t sms = uint64_t(std::max(device.sm_count(), 1));
         const uint64_t least_slice = rows_ ? 32 * kUnroll * uint64_t(vw) : uint64_t(kUnroll) * kWarps;
         uint64_t splits = 1;
-        if (blocks < 2 * sms) splits = std::min((4 * sms + blocks - 1) / blocks, (s_.K + least_slice - 1) / least_slice);
+        if (blocks < 2 * sms)
+            splits = std::min((4 * sms + blocks - 1) / blocks, (s_.K + least_slice - 1) / least_slice);
         splits = std::max<uint64_t>(splits, 1);
         const uint64_t slice = (s_.K + splits - 1) / splits;
         s_.k_slice = splits == 1 ? s_.K : uint32_t((slice + 7) / 8 * 8);
@@ -246,7 +249,8 @@ public:
 
     void enqueue(const LaunchArgs& args) const override {
         visit_float16_32([&]<class T>() {
-            Pointers<T> p{static_cast<const T*>(args.inputs[row_ ? 1 : 0]), static_cast<const T*>(args.inputs[row_ ? 0 : 1]),
+            Pointers<T> p{static_cast<const T*>(args.inputs[row_ ? 1 : 0]),
+                          static_cast<const T*>(args.inputs[row_ ? 0 : 1]),
                           has_c_ ? static_cast<const T*>(args.inputs[2]) : nullptr, static_cast<T*>(args.outputs[0]),
                           reinterpret_cast<float*>(static_cast<std::byte*>(args.workspace) + partial_offset_)};
             const bool vectors = vectors_ && aligned16(p.w) && (!rows_ || aligned16(p.v));
@@ -292,8 +296,8 @@ private:
 std::unique_ptr<CudaKernel> make_matrix_vector_kernel(const Node& node, CudaDevice& device) {
     const TensorDesc& y = node.outputs[0];
     const uint64_t batches = uint64_t(y.sizes[0]) * y.sizes[1];
-    if ((y.data_type != DataType::Float16 && y.data_type != DataType::Float32) || (y.sizes[2] != 1 && y.sizes[3] != 1) ||
-        batches > 65535)  // the grid's z
+    const bool float16_32 = y.data_type == DataType::Float16 || y.data_type == DataType::Float32;
+    if (!float16_32 || (y.sizes[2] != 1 && y.sizes[3] != 1) || batches > 65535)  // 65,535: the grid's z
         return nullptr;
     return std::make_unique<MatrixVectorKernel>(node, device);
 }
