@@ -543,8 +543,8 @@ def main():
     torch.backends.cudnn.benchmark = True  # torch at its best: cuDNN picks its fastest algorithm
     device = dml.Device("cuda")
     print(f"device: {device.name}; torch {torch.__version__}, {torch.cuda.get_device_name()}")
-    benches = {"gemm": bench_gemm, "gemv": bench_matrix_vector, "conv": bench_conv, "attention": bench_attention, "norm": bench_normalization,
-               "large": bench_large, "chain": bench_chains, "resnet": bench_resnet_stack}
+    benches = {"gemm": bench_gemm, "gemv": bench_matrix_vector, "conv": bench_conv, "attention": bench_attention,
+               "norm": bench_normalization, "large": bench_large, "chain": bench_chains, "resnet": bench_resnet_stack}
     rows = []
     print(f"{'case':58} {'ours':>9} {'torch':>9} {'unit':>7} {'ratio':>6} {'ours ms':>8} {'torch ms':>8} {'rel err':>8}"
           f" {'roof':>5}")

@@ -157,6 +157,13 @@ void visit_float_type(DataType type, F&& f) {
     }
 }
 
+// The same for float16 and float32 alone, for kernels whose builders admit no other type.
+template <class F>
+void visit_float16_32(DataType type, F&& f) {
+    if (type == DataType::Float16) f.template operator()<__half>();
+    else f.template operator()<float>();
+}
+
 // --- strided indexing ----------------------------------------------------------------------------------------
 
 // Element offsets of N operands walking one shape, after the host merged what it could (StridedLoop,

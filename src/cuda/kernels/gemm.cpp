@@ -1,8 +1,8 @@
-// GEMM on cuBLASLt, but for products of one output row or column (matrix_vector.cu). cuBLASLt is column-major, so the row-major product Y = op(A) op(B) is computed as
-// Y^T = op(B)^T op(A)^T, which reads every row- or column-major view of A and B in place (transposing costs
-// nothing). Other strided views (broadcast rows, ...) are packed into the workspace first. C rides cuBLASLt's
-// beta, or its bias epilogue when it is a broadcast row; ReLU rides its epilogue; other activations follow as a
-// kernel of ours.
+// GEMM on cuBLASLt, but for products of one output row or column (matrix_vector.cu). cuBLASLt is column-major, so
+// the row-major product Y = op(A) op(B) is computed as Y^T = op(B)^T op(A)^T, which reads every row- or column-major
+// view of A and B in place (transposing costs nothing). Other strided views (broadcast rows, ...) are packed into
+// the workspace first. C rides cuBLASLt's beta, or its bias epilogue when it is a broadcast row; ReLU rides its
+// epilogue; other activations follow as a kernel of ours.
 #include "../../core/ops/gemm.h"
 
 #include <numeric>
@@ -11,23 +11,12 @@
 #include "../cuda_device.h"
 #include "kernel.h"
 #include "matrix_vector.h"
+#include "matrix_view.h"
 #include "workspace.h"
 
 namespace dml::cuda {
 
 namespace {
-
-// One [rows, cols] matrix of a 4-D tensor: sizes and element strides, and the two batch strides.
-struct MatrixView {
-    uint32_t rows = 1, cols = 1;
-    int64_t row_stride = 1, col_stride = 1, batch_stride[2] = {};
-    MatrixView() = default;
-    explicit MatrixView(const TensorDesc& d) {
-        Strides s = d.effective_strides();
-        rows = d.sizes[2], cols = d.sizes[3];
-        row_stride = s[2], col_stride = s[3], batch_stride[0] = s[0], batch_stride[1] = s[1];
-    }
-};
 
 // The column-major matrix cuBLASLt reads as op(X)^T, if X's storage is row- or column-major.
 std::optional<LtMatrix> transposed_operand(const MatrixView& m, bool trans) {

@@ -15,6 +15,7 @@
 
 #include "../../core/ops/gemm.h"
 #include "common.cuh"
+#include "matrix_view.h"
 #include "workspace.h"
 
 namespace dml::cuda {
@@ -168,15 +169,6 @@ __global__ void __launch_bounds__(kThreads) finish_split_kernel(Shape s, Pointer
     }
 }
 
-// The element strides of a [rows, cols] matrix of a 4-D view and of its batch dimensions.
-struct MatrixStrides {
-    int64_t row, col, batch[2];
-    explicit MatrixStrides(const TensorDesc& d) {
-        const Strides s = d.effective_strides();
-        row = s[2], col = s[3], batch[0] = s[0], batch[1] = s[1];
-    }
-};
-
 class MatrixVectorKernel : public CudaKernel {
 public:
     MatrixVectorKernel(const Node& node, CudaDevice& device) : device_(device) {
@@ -185,30 +177,30 @@ public:
         type_ = y.data_type;
         const bool ta = desc.trans_a == MatrixTransform::Transpose, tb = desc.trans_b == MatrixTransform::Transpose;
         const uint32_t M = y.sizes[2], N = y.sizes[3];
-        const MatrixStrides as(a), bs(b);
-        s_.K = ta ? a.sizes[2] : a.sizes[3];
+        const MatrixView av(a), bv(b);
+        s_.K = ta ? av.rows : av.cols;
         s_.batches = y.sizes[0] * y.sizes[1];
         // A batch dimension of one entry is never stepped along: its strides, whatever the views say, are 0.
-        auto batch_strides = [&](const MatrixStrides& m, int64_t (&out)[2]) {
-            for (int d = 0; d < 2; ++d) out[d] = y.sizes[d] == 1 ? 0 : m.batch[d];
+        auto batch_strides = [&](const MatrixView& m, int64_t (&out)[2]) {
+            for (int d = 0; d < 2; ++d) out[d] = y.sizes[d] == 1 ? 0 : m.batch_stride[d];
         };
         s_.B1 = y.sizes[1];
         // One output row: v is op(A)'s row, W(j, k) = op(B)[k, j]. Else one column: W(j, k) = op(A)[j, k], v is op(B)'s
         // column.
-        row_ = M == 1;
-        s_.J = row_ ? N : M;
-        const MatrixStrides &ws = row_ ? bs : as, &vs = row_ ? as : bs;
-        const bool w_transposed = row_ ? !tb : ta;  // W(j, k) lies at [k, j] of the stored matrix
-        s_.w_j = w_transposed ? ws.col : ws.row;
-        s_.w_k = w_transposed ? ws.row : ws.col;
-        s_.v_k = row_ ? (ta ? vs.row : vs.col) : (tb ? vs.col : vs.row);
-        batch_strides(ws, s_.w_b);
-        batch_strides(vs, s_.v_b);
+        one_row_ = M == 1;
+        s_.J = one_row_ ? N : M;
+        const MatrixView &wv = one_row_ ? bv : av, &vv = one_row_ ? av : bv;
+        const bool w_transposed = one_row_ ? !tb : ta;  // W(j, k) lies at [k, j] of the stored matrix
+        s_.w_j = w_transposed ? wv.col_stride : wv.row_stride;
+        s_.w_k = w_transposed ? wv.row_stride : wv.col_stride;
+        s_.v_k = one_row_ ? (ta ? vv.row_stride : vv.col_stride) : (tb ? vv.col_stride : vv.row_stride);
+        batch_strides(wv, s_.w_b);
+        batch_strides(vv, s_.v_b);
         has_c_ = node.inputs[2] && desc.beta != 0.0f;  // as cuBLASLt's path: C is not read where beta is 0
         if (has_c_) {
-            const MatrixStrides cs(node.inputs[2]->desc);
-            s_.c_j = row_ ? cs.col : cs.row;
-            batch_strides(cs, s_.c_b);
+            const MatrixView cv(node.inputs[2]->desc);
+            s_.c_j = one_row_ ? cv.col_stride : cv.row_stride;
+            batch_strides(cv, s_.c_b);
         } else {
             s_.c_j = s_.c_b[0] = s_.c_b[1] = 0;
         }
@@ -217,7 +209,7 @@ public:
         s_.act = desc.fused;
 
         // Rows where W's terms are contiguous and a warp has some to share; otherwise columns.
-        rows_ = s_.w_k == 1 && s_.K >= 256;
+        by_rows_ = s_.w_k == 1 && s_.K >= 256;
         const int64_t es = int64_t(element_size(type_)), vw = 16 / es;
         auto aligned = [&](std::initializer_list<int64_t> strides) {
             for (int64_t st : strides)
@@ -226,7 +218,7 @@ public:
         };
         // Vectors where every vector the kernel loads starts 16-byte aligned, given aligned base addresses (checked
         // at enqueue): rows, W's rows and v contiguous; columns, W's rows contiguous along j.
-        vectors_ = rows_ ? s_.v_k == 1 && aligned({s_.w_j, s_.w_b[0], s_.w_b[1], s_.v_b[0], s_.v_b[1]})
+        vectors_ = by_rows_ ? s_.v_k == 1 && aligned({s_.w_j, s_.w_b[0], s_.w_b[1], s_.v_b[0], s_.v_b[1]})
                          : s_.w_j == 1 && aligned({s_.w_k, s_.w_b[0], s_.w_b[1]});
 
         // Enough blocks for every multiprocessor to keep several in flight, splitting K where the sums are too few;
@@ -234,7 +226,7 @@ public:
         // a warp).
         const uint64_t blocks = uint64_t(grid_x(vectors_ ? int(vw) : 1)) * s_.batches;
         const uint64_t sms = uint64_t(std::max(device.sm_count(), 1));
-        const uint64_t least_slice = rows_ ? 32 * kUnroll * uint64_t(vw) : uint64_t(kUnroll) * kWarps;
+        const uint64_t least_slice = by_rows_ ? 32 * kUnroll * uint64_t(vw) : uint64_t(kUnroll) * kWarps;
         uint64_t splits = 1;
         if (blocks < 2 * sms)
             splits = std::min((4 * sms + blocks - 1) / blocks, (s_.K + least_slice - 1) / least_slice);
@@ -248,16 +240,16 @@ public:
     uint64_t workspace_size() const override { return ws_.size; }
 
     void enqueue(const LaunchArgs& args) const override {
-        visit_float16_32([&]<class T>() {
-            Pointers<T> p{static_cast<const T*>(args.inputs[row_ ? 1 : 0]),
-                          static_cast<const T*>(args.inputs[row_ ? 0 : 1]),
+        visit_float16_32(type_, [&]<class T>() {
+            Pointers<T> p{static_cast<const T*>(args.inputs[one_row_ ? 1 : 0]),
+                          static_cast<const T*>(args.inputs[one_row_ ? 0 : 1]),
                           has_c_ ? static_cast<const T*>(args.inputs[2]) : nullptr, static_cast<T*>(args.outputs[0]),
                           reinterpret_cast<float*>(static_cast<std::byte*>(args.workspace) + partial_offset_)};
-            const bool vectors = vectors_ && aligned16(p.w) && (!rows_ || aligned16(p.v));
+            const bool vectors = vectors_ && aligned16(p.w) && (!by_rows_ || aligned16(p.v));
             constexpr int VW = 16 / sizeof(T);
             const dim3 grid(grid_x(vectors ? VW : 1), splits_, s_.batches);
-            if (rows_ && vectors) rows_kernel<T, VW><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
-            else if (rows_) rows_kernel<T, 1><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
+            if (by_rows_ && vectors) rows_kernel<T, VW><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
+            else if (by_rows_) rows_kernel<T, 1><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
             else if (vectors) columns_kernel<T, VW><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
             else columns_kernel<T, 1><<<grid, kWarps * 32, 0, args.stream>>>(s_, p);
             check_launch("matrix-vector product");
@@ -272,20 +264,14 @@ public:
 private:
     // Blocks along j: a warp a sum (rows), or 32 threads of `vw` sums each (columns).
     unsigned grid_x(int vw) const {
-        const uint64_t sums = rows_ ? kWarps : 32 * uint64_t(vw);
+        const uint64_t sums = by_rows_ ? kWarps : 32 * uint64_t(vw);
         return unsigned((s_.J + sums - 1) / sums);
-    }
-
-    template <class F>
-    void visit_float16_32(F&& f) const {
-        if (type_ == DataType::Float16) f.template operator()<__half>();
-        else f.template operator()<float>();
     }
 
     const CudaDevice& device_;
     DataType type_;
     Shape s_{};
-    bool row_ = true, rows_ = false, vectors_ = false, has_c_ = false;
+    bool one_row_ = true, by_rows_ = false, vectors_ = false, has_c_ = false;
     uint32_t splits_ = 1;
     WorkspaceLayout ws_;
     uint64_t partial_offset_ = 0;

@@ -15,13 +15,6 @@ namespace dml::cuda {
 
 namespace {
 
-// The builders admit FLOAT32 and FLOAT16 only.
-template <class F>
-void visit_float16_32(DataType type, F&& f) {
-    if (type == DataType::Float16) f.template operator()<__half>();
-    else f.template operator()<float>();
-}
-
 // Input k's view, or null for an optional input left out (or k < 0: none).
 const TensorDesc* input_desc(const Node& node, int k) {
     return k >= 0 && size_t(k) < node.inputs.size() && node.inputs[k] ? &node.inputs[k]->desc : nullptr;
