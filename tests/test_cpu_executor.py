@@ -3,6 +3,8 @@ convolution's bounded scratch memory, a pointwise one reading strided planes in 
 phases of the stride, max pooling by bands of output rows, softmax rows on each instruction set, weights packed
 at initialize that follow a re-initialize, and large blocks advised to use huge pages."""
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -356,6 +358,43 @@ def test_threads_run_every_item_once(threads):
         np.testing.assert_allclose(got3, want3, rtol=1e-4, atol=1e-4 * np.abs(want3).max())
         np.testing.assert_allclose(got_small, conv3(pooled, w5), rtol=1e-4, atol=1e-4 * np.abs(want3).max())
         np.testing.assert_allclose(got_soft, e / e.sum(axis=3, keepdims=True), rtol=1e-4, atol=1e-6)
+
+
+MOVES_OFF = """
+import json, os, time, numpy as np, directml as dml
+processors = sorted(os.sched_getaffinity(0))
+dml.Device("cpu")  # the shared pool's workers, before the device's own
+others = set(os.listdir("/proc/self/task"))
+g = dml.Graph(dml.Device("cpu", threads=2))
+(worker,) = map(int, set(os.listdir("/proc/self/task")) - others)  # a pool of two threads has one worker
+x = g.input([1024, 1000], name="x")
+op = g.compile([dml.activation_softmax(x)])
+data = np.random.default_rng(0).standard_normal((1024, 1000)).astype(np.float32)
+op({"x": data})
+with open(f"/proc/self/task/{worker}/comm") as f:
+    assert f.read().strip() == "directml cpu"  # named, for top -H and debuggers
+first = processors[0]
+os.sched_setaffinity(0, {first})  # the calling thread
+os.sched_setaffinity(worker, {first})  # and the worker, on one processor
+e = np.exp(data - data.max(axis=1, keepdims=True))
+until = time.monotonic() + 10
+while os.sched_getaffinity(worker) == {first} and time.monotonic() < until:
+    (got,) = op({"x": data})
+    np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+print(json.dumps([sorted(os.sched_getaffinity(worker)), processors]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux and two processors to run on")
+def test_a_worker_on_the_callers_processor_moves_off_it(tmp_path):
+    # A worker woken on the processor of the thread that dispatched (as a guest kernel that packs threads puts it
+    # after an idle spell) would run only while the caller waits: it moves to the other processors it was created
+    # with. Forced here by pinning both threads to one processor; the worker then leaves it, the results unchanged.
+    done = python(MOVES_OFF, tmp_path)
+    assert done.returncode == 0, done.stderr
+    moved, processors = json.loads(done.stdout)
+    assert moved == processors[1:]
 
 
 @pytest.mark.parametrize("threads", [0, 1025])

@@ -67,6 +67,7 @@ private:
     // written under mutex_, read while spinning
     std::atomic<size_t> stage_{0}, active_{0}, held_{0};
     std::atomic<uint64_t> generation_{0};
+    std::atomic<int> caller_processor_{-1};
     bool stop_ = false;
 };
 

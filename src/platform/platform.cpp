@@ -14,6 +14,7 @@
 #include <malloc.h>
 #else
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -41,6 +42,11 @@ size_t usable_cpu_count() {
         return size_t(std::popcount(uint64_t(process)));
     return std::max(1u, std::thread::hardware_concurrency());
 }
+
+int current_processor() { return -1; }
+std::vector<int> thread_processors() { return {}; }
+void run_thread_on(const std::vector<int>&, int) {}
+void name_thread(const char*) {}
 
 uint64_t physical_memory_bytes() {
     MEMORYSTATUSEX status{};
@@ -96,6 +102,47 @@ size_t usable_cpu_count() {
     if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return size_t(std::max(1, CPU_COUNT(&allowed)));
 #endif
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+int current_processor() {
+#ifdef __linux__
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
+
+std::vector<int> thread_processors() {
+    std::vector<int> processors;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int p = 0; p < CPU_SETSIZE; ++p)
+            if (CPU_ISSET(p, &set)) processors.push_back(p);
+#endif
+    return processors;
+}
+
+void run_thread_on(const std::vector<int>& processors, int except) {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int p : processors)
+        if (p != except && p >= 0 && p < CPU_SETSIZE) CPU_SET(p, &set);
+    if (CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof(set), &set);
+#else
+    (void)processors, (void)except;
+#endif
+}
+
+void name_thread(const char* name) {
+#ifdef __linux__
+    char shortened[16] = {};
+    std::strncpy(shortened, name, sizeof shortened - 1);
+    pthread_setname_np(pthread_self(), shortened);
+#else
+    (void)name;
+#endif
 }
 
 uint64_t physical_memory_bytes() { return uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dml::platform {
 
@@ -14,6 +15,14 @@ void* find_symbol(void* library, const char* name);
 
 // The processors this process may run on (a container's or job's limit, not all the machine's); at least 1.
 size_t usable_cpu_count();
+// Where threads run (Linux; elsewhere the system places them): the processor the calling thread runs on now, or -1;
+// the processors it may run on (empty off Linux); and a restriction of it to `processors` but `except` (no change
+// where none is left or the system refuses).
+int current_processor();
+std::vector<int> thread_processors();
+void run_thread_on(const std::vector<int>& processors, int except);
+// Names the calling thread, as `top -H` and debuggers show it (Linux: the first 15 characters).
+void name_thread(const char* name);
 // The machine's physical memory in bytes.
 uint64_t physical_memory_bytes();
 // The second-level cache of one core in bytes; 0 when the system does not say.
