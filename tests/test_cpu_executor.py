@@ -363,10 +363,9 @@ def test_threads_run_every_item_once(threads):
 MOVES_OFF = """
 import json, os, time, numpy as np, directml as dml
 processors = sorted(os.sched_getaffinity(0))
-dml.Device("cpu")  # the shared pool's workers, before the device's own
 others = set(os.listdir("/proc/self/task"))
 g = dml.Graph(dml.Device("cpu", threads=2))
-(worker,) = map(int, set(os.listdir("/proc/self/task")) - others)  # a pool of two threads has one worker
+(worker,) = map(int, set(os.listdir("/proc/self/task")) - others)  # its pool of two threads: one worker
 x = g.input([1024, 1000], name="x")
 op = g.compile([dml.activation_softmax(x)])
 data = np.random.default_rng(0).standard_normal((1024, 1000)).astype(np.float32)

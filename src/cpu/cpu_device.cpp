@@ -43,6 +43,7 @@ void register_cpu_executor(ExecutorRegistry& registry) {
                       if (index != 0)
                           throw ValueError("the cpu executor has one device, index 0; got " + std::to_string(index));
                       blas::load();
+                      default_thread_count();  // a bad DIRECTML_NUM_THREADS fails here, not at the first dispatch
                       return std::make_shared<cpu::CpuDevice>();
                   }});
 }

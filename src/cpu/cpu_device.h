@@ -18,10 +18,11 @@ public:
     std::vector<std::type_index> operator_types() const override;
     std::unique_ptr<Plan> compile(const CompiledGraph& graph) override;
     void set_thread_count(uint32_t threads) override;
-    ThreadPool& thread_pool() const { return *pool_; }
+    ThreadPool& thread_pool() const { return pool_ ? *pool_ : *default_thread_pool(); }
 
 private:
-    std::shared_ptr<ThreadPool> pool_ = default_thread_pool();
+    // the device's own (set_thread_count); null for the shared one, which starts only when a device uses it
+    std::shared_ptr<ThreadPool> pool_;
 };
 
 }  // namespace dml::cpu
