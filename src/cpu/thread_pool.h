@@ -67,8 +67,8 @@ private:
     // written under mutex_, read while spinning
     std::atomic<size_t> stage_{0}, active_{0}, held_{0};
     std::atomic<uint64_t> generation_{0};
-    std::atomic<int> caller_processor_{-1};
     bool stop_ = false;
+    int caller_processor_ = -1;  // where the job's calling thread ran as it dealt the job (under mutex_)
 };
 
 // The threads a CPU device uses unless told otherwise: DIRECTML_NUM_THREADS if set (ValueError if it is not a

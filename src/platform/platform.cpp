@@ -97,11 +97,8 @@ void* open_library(const std::string& path, std::string& error) {
 void* find_symbol(void* library, const char* name) { return dlsym(library, name); }
 
 size_t usable_cpu_count() {
-#ifdef __linux__
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return size_t(std::max(1, CPU_COUNT(&allowed)));
-#endif
-    return std::max(1u, std::thread::hardware_concurrency());
+    const size_t allowed = thread_processors().size();  // 0 where the system does not say
+    return allowed ? allowed : std::max(1u, std::thread::hardware_concurrency());
 }
 
 int current_processor() {
