@@ -208,6 +208,28 @@ def test_convolutions_stored_from_registers(activation, isa, tmp_path):
                         ((1, 7, 9, 10), 33, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1)], isa, tmp_path, activation)
 
 
+@pytest.mark.parametrize("activation", ["dml.FusedActivation.none(), lambda t: t", RELU,
+                                        "dml.FusedActivation.leaky_relu(0.1), lambda t: np.where(t >= 0, t, 0.1 * t)",
+                                        "dml.FusedActivation.sigmoid(), lambda t: 1 / (1 + np.exp(-t))"])
+@pytest.mark.parametrize("isa", ["native", "avx2"])
+def test_pointwise_gemm(activation, isa, tmp_path):
+    # On AVX2, 1x1 layers of 16 positions or more run the pointwise GEMM (pointwise_gemm.h; 6 channels x 16
+    # positions a tile, depth slices of 256), bias and relu in the registers, other activations a pass after:
+    # squeezenet's last layer (two depth slices, more channels than positions: blocks of channels split between the
+    # threads, the image copied in panels, a partial last one), 64 of 55x55 from 16 (blocks of positions split, the
+    # image read in place but for its partial last panel, a batch of two), three depth slices with 7 channels and 20
+    # positions (partial panels both ways), one channel of 17 positions from 3, exactly one panel of 16 positions,
+    # groups of 2 and 4, and groups of more channels than their 16 positions.
+    check_convolutions([((1, 512, 13, 13), 1000, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((2, 16, 55, 55), 64, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 600, 5, 4), 7, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 3, 17, 1), 1, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((1, 40, 4, 4), 13, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
+                        ((2, 12, 9, 9), 8, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 2),
+                        ((1, 36, 7, 5), 20, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 4),
+                        ((2, 8, 4, 4), 40, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 2)], isa, tmp_path, activation)
+
+
 @pytest.mark.parametrize("isa", ["native", "avx2"])
 def test_convolutions_gathering_whole_rows(isa, tmp_path):
     # Where a band's rows lie one after the other in the input and in its gathered planes (stride 1, no padded

@@ -55,6 +55,13 @@ int64_t direct_band_floats() {
 // whose smallest layer has 1.6M, ran alike with 2M as the limit (bench/README.md).
 constexpr int64_t kAloneProducts = int64_t(1) << 20;
 
+// The pointwise GEMM's work items (pointwise_gemm.h): blocks of up to 16 panels of output channels (96 on AVX2: with
+// a depth slice of 256 input channels, 96 KiB of filter, which stays in the second-level cache while the block's
+// position panels pass) x up to 8 panels of positions (128 on AVX2).
+constexpr int64_t kPointwiseBlockPanels[2] = {16, 8};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // A pointwise convolution of this many output channels (products an input element) or more copies its image to
 // planes that start on a cache line, rather than reading it where it lies, so that its vectors of positions load
 // whole lines: on a 2-core Xeon, one thread, squeezenet's 512 -> 1000 of 13x13 ran 7 % faster in the network, the
@@ -148,6 +155,11 @@ DirectKernel::DepthwiseRows depthwise_rows_kernel(const ConvGeometry& g, bool fl
 // rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
 // from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
 // and 1 of its taps).
+// Floats of a filter in blocks of `mr` output channels (pack_filter_blocks).
+uint64_t filter_block_elements(const ConvGeometry& g, int64_t mr) {
+    return uint64_t(g.groups * ((g.group_out + mr - 1) / mr) * mr) * g.group_in * g.kernel_size();
+}
+
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
@@ -295,9 +307,7 @@ struct DirectPlan {
                     }
         }
     }
-    uint64_t filter_elements(const ConvGeometry& g) const {
-        return uint64_t(g.groups * channel_blocks * block_channels) * g.group_in * g.kernel_size();
-    }
+    uint64_t filter_elements(const ConvGeometry& g) const { return filter_block_elements(g, block_channels); }
     // the last blocks read past the last plane
     uint64_t input_elements(const ConvGeometry& g) const {
         return in_place ? 0 : uint64_t(g.in_channels * plane + tile->block_positions);
@@ -320,6 +330,24 @@ struct DirectPlan {
     }
 };
 
+// The pointwise GEMM that runs this convolution (pointwise_gemm.h), or null: forward float 1x1 ones of stride 1 with
+// no padding that neither Winograd nor the direct kernel runs, where the instruction set has one, on images of a
+// panel's positions or more (fewer leave most of a tile's lanes idle, and run OpenBLAS's sgemm).
+const PointwiseGemmKernel* pointwise_gemm_for(const ConvGeometry& g, DataType type, const DirectPlan& direct,
+                                              const WinogradPlan& winograd) {
+    const DirectKernel* k = direct_kernel();
+    if (!k || !k->pointwise_gemm || !g.forward || !g.pointwise() || type != DataType::Float32 || direct || winograd)
+        return nullptr;
+    return g.out_spatial() >= k->pointwise_gemm->columns ? k->pointwise_gemm : nullptr;
+}
+
+// The pointwise GEMM splits the larger operand between the threads: the filter's channel blocks where it has more
+// floats, the image's position blocks otherwise. Split by positions, each thread reads its own positions' rows where
+// they lie (in place: only a partial last panel packed); split by channels, every thread reads the whole image,
+// copied into panels once. On the 2-core EPYC, two threads, against the image packed either way: squeezenet's 1x1
+// layers split by positions 1.0-1.3x, its last layer (split by channels) 0.8x in place (bench/README.md).
+bool pointwise_in_place(const ConvGeometry& g) { return g.group_out < g.out_spatial(); }
+
 // Where each scratch array lives in a convolution's workspace, in elements of the compute type.
 struct ConvWorkspace {
     uint64_t filter = 0, input = 0, col = 0, acc = 0, total = 0;  // offsets, and the whole size
@@ -328,9 +356,17 @@ struct ConvWorkspace {
     // `pack_input`: the image is gathered (a strided view, or float16 widened); `accumulator`: the output's type
     // is not the compute type, so GEMMs accumulate apart.
     ConvWorkspace(const ConvGeometry& g, uint64_t filter_elements, uint64_t element_size, bool pack_input,
-                  bool accumulator, const DirectPlan& direct = {}, const WinogradPlan& winograd = {}) {
+                  bool accumulator, const DirectPlan& direct = {}, const WinogradPlan& winograd = {},
+                  const PointwiseGemmKernel* pointwise = nullptr) {
         if (winograd) {
             total = winograd.workspace_elements(g);
+            return;
+        }
+        if (pointwise) {  // the filter in blocks, the gathered image, one group's image panels
+            input = (filter_block_elements(g, pointwise->rows) + 15) / 16 * 16;
+            col = input + (pack_input ? (uint64_t(g.in_channels) * g.in_spatial() + 15) / 16 * 16 : 0);
+            const int64_t panels = pointwise_in_place(g) ? 1 : pointwise->position_panels(g.out_spatial());
+            total = acc = col + uint64_t(panels * pointwise->columns) * g.group_in;
             return;
         }
         if (direct) {  // the filter in the direct layout, the padded image, one band's accumulators
@@ -355,6 +391,12 @@ struct ConvWorkspace {
 bool image_packed(const TensorDesc& d) {
     const Strides s = d.effective_strides(), p = packed_strides(d.sizes);
     return std::equal(s.begin() + 1, s.end(), p.begin() + 1);
+}
+
+// Whether each channel's plane of view `d` lies packed (its channels and images at any distance).
+bool planes_packed(const TensorDesc& d) {
+    const Strides s = d.effective_strides(), p = packed_strides(d.sizes);
+    return std::equal(s.begin() + 2, s.end(), p.begin() + 2);
 }
 
 // Image n of the strided input as packed [C, spatial] compute-type values f(value, channel).
@@ -397,15 +439,15 @@ void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f, Place place) 
         }
 }
 
-// The filter in the direct kernel's layout: per group, [channel block][input channel][tap][block_channels], the
-// last block padded with zero filters.
+// The filter in blocks of `mr` output channels, the direct kernel's and the pointwise GEMM's layout: per group,
+// [channel block][input channel][tap][mr], the last block padded with zero filters (filter_block_elements).
 template <class T>
-void pack_direct_filter(const T* src, const ConvGeometry& g, const DirectPlan& d, float* dst) {
-    const int64_t mr = d.block_channels, K = g.kernel_size();
-    std::fill(dst, dst + d.filter_elements(g), 0.0f);
+void pack_filter_blocks(const T* src, const ConvGeometry& g, int64_t mr, float* dst) {
+    const int64_t K = g.kernel_size(), blocks = (g.group_out + mr - 1) / mr;
+    std::fill(dst, dst + filter_block_elements(g, mr), 0.0f);
     pack_filter(src, g, dst, [](T v, uint32_t) { return float(compute_t<T>(v)); }, [&](int64_t m, int64_t c, int64_t k) {
         const int64_t group = m / g.group_out, local = m % g.group_out;
-        return (((group * d.channel_blocks + local / mr) * g.group_in + c) * K + k) * mr + local % mr;
+        return (((group * blocks + local / mr) * g.group_in + c) * K + k) * mr + local % mr;
     });
 }
 
@@ -688,11 +730,13 @@ public:
           element_size_(type_ == DataType::Float64 ? 8 : 4),
           filter_elements_(node.inputs[1]->desc.element_count()),
           input_packed_(type_ != DataType::Float16 && image_packed(node.inputs[0]->desc)),
+          planes_packed_(type_ == DataType::Float32 && planes_packed(node.inputs[0]->desc)),
           winograd_(geometry_, type_ == DataType::Float32, winograd_outputs),
           direct_(winograd_ ? DirectPlan() : DirectPlan(geometry_, type_)),
+          pointwise_(pointwise_gemm_for(geometry_, type_, direct_, winograd_)),
           // the filter's place is kept for filters bound at dispatch (settled before initialize says which)
-          workspace_(geometry_, filter_elements_, element_size_, !input_packed_, type_ == DataType::Float16, direct_,
-                     winograd_) {}
+          workspace_(geometry_, filter_elements_, element_size_, pointwise_ ? !planes_packed_ : !input_packed_,
+                     type_ == DataType::Float16, direct_, winograd_, pointwise_) {}
 
     uint64_t workspace_size() const override { return workspace_.total * element_size_; }
     uint64_t persistent_size() const override { return packed_filter_.size(); }
@@ -709,9 +753,15 @@ public:
                 return winograd_filter(taps.data(), geometry_, winograd_,
                                        reinterpret_cast<float*>(packed_filter_.data()));
             }
+            if (pointwise_) {
+                packed_filter_.resize(filter_block_elements(geometry_, pointwise_->rows) * sizeof(float));
+                return pack_filter_blocks<T>(w.as<T>(), geometry_, pointwise_->rows,
+                                             reinterpret_cast<float*>(packed_filter_.data()));
+            }
             if (direct_) {
                 packed_filter_.resize(direct_.filter_elements(geometry_) * sizeof(float));
-                return pack_direct_filter<T>(w.as<T>(), geometry_, direct_, reinterpret_cast<float*>(packed_filter_.data()));
+                return pack_filter_blocks<T>(w.as<T>(), geometry_, direct_.block_channels,
+                                             reinterpret_cast<float*>(packed_filter_.data()));
             }
             packed_filter_.resize(filter_elements_ * sizeof(C));
             pack_filter<T, C>(w.as<T>(), geometry_, reinterpret_cast<C*>(packed_filter_.data()),
@@ -741,7 +791,7 @@ private:
         float* ws = reinterpret_cast<float*>(args.workspace);
         const float* filter = reinterpret_cast<const float*>(packed_filter_.data());
         if (packed_filter_.empty()) {
-            pack_direct_filter<T>(args.inputs[1].as<T>(), g, d, ws);
+            pack_filter_blocks<T>(args.inputs[1].as<T>(), g, d.block_channels, ws);
             filter = ws;
         }
         float* padded = ws + workspace_.input;
@@ -816,6 +866,75 @@ private:
         args.pool.parallel_stages(stages);
     }
 
+    // The pointwise GEMM's path: a group's image panels copied, then its work items, two stages of one job an
+    // image. Bias and relu go in the registers; any other activation is a pass over the output after.
+    void run_pointwise(const KernelArgs& args, const float* bias) const {
+        const ConvGeometry& g = geometry_;
+        const PointwiseGemmKernel& k = *pointwise_;
+        float* ws = reinterpret_cast<float*>(args.workspace);
+        const float* filter = reinterpret_cast<const float*>(packed_filter_.data());
+        if (packed_filter_.empty()) {
+            pack_filter_blocks<float>(args.inputs[1].as<float>(), g, k.rows, ws);
+            filter = ws;
+        }
+        const ActivationFunction act = desc_.fused.function;
+        const bool registers =
+            act == ActivationFunction::None || act == ActivationFunction::Identity || act == ActivationFunction::Relu;
+        const int64_t I = g.in_spatial(), O = g.out_spatial();
+        const int64_t channel_panels = k.channel_panels(g.group_out), position_panels = k.position_panels(O);
+        const bool in_place = pointwise_in_place(g), channel_major = !in_place;
+        // blocks halved along the split until the threads have a few items each to balance
+        int64_t block[2] = {kPointwiseBlockPanels[0], kPointwiseBlockPanels[1]};
+        auto count = [&] { return ceil_div(channel_panels, block[0]) * ceil_div(position_panels, block[1]); };
+        for (int64_t& b = block[channel_major ? 0 : 1]; b > 1 && count() < int64_t(4 * args.pool.size());)
+            b = ceil_div(b, 2);
+        const size_t items = size_t(count());
+        const int64_t products = int64_t(g.batch) * g.out_channels * O * g.group_in;
+        const size_t grain = products < kAloneProducts ? SIZE_MAX : 1;
+        std::vector<PointwiseGemm> gemms(g.groups);  // what each group's stages read
+        for (uint32_t n = 0; n < g.batch; ++n) {
+            // the channels' planes where they lie, any distance apart, or gathered
+            const float* image = args.inputs[0].as<float>() + int64_t(n) * g.x_stride[0];
+            int64_t channel = g.x_stride[1];
+            if (!planes_packed_) {
+                gather_image<float, float>(args.inputs[0].as<float>(), g, n, ws + workspace_.input,
+                                           [](float v, uint32_t) { return v; }, args.pool);
+                image = ws + workspace_.input, channel = I;
+            }
+            float* out = args.outputs[0].as<float>() + uint64_t(n) * g.out_channels * O;
+            std::vector<ThreadPool::Stage> stages;
+            for (int64_t group = 0; group < g.groups; ++group) {
+                gemms[group] = {filter + group * channel_panels * k.rows * g.group_in,
+                                image + group * g.group_in * channel,
+                                channel,
+                                ws + workspace_.col,
+                                out + group * g.group_out * O,
+                                O,
+                                registers ? bias + group * g.group_out : nullptr,
+                                g.group_out,
+                                g.group_in,
+                                O,
+                                act == ActivationFunction::Relu,
+                                in_place,
+                                {block[0], block[1]},
+                                channel_major};
+                const PointwiseGemm* gemm = &gemms[group];
+                const int64_t first_packed = in_place ? O / k.columns : 0;  // the panels packed: those from it
+                if (first_packed < position_panels)
+                    stages.push_back({size_t(position_panels - first_packed), grain,
+                                      [&k, gemm, first_packed](size_t b, size_t e) {
+                                          k.pack(*gemm, first_packed + b, first_packed + e);
+                                      }});
+                stages.push_back({items, grain, [&k, gemm](size_t b, size_t e) { k.run(*gemm, b, e); }});
+            }
+            args.pool.parallel_stages(stages);
+            if (!registers)
+                args.pool.parallel_for(g.out_channels, 1, [&](size_t b, size_t e) {
+                    finish<float, float>(desc_.fused, out, O, O, out, O, bias, b, e, 1, O);
+                });
+        }
+    }
+
     template <class T, class C>
     void run_typed(const KernelArgs& args) const {
         const ConvGeometry& g = geometry_;
@@ -839,6 +958,8 @@ private:
                 return run_winograd(g, winograd_, desc_.fused, x.as<T>(), filter, bias_values.data(), y.as<T>(), ws,
                                     args.pool);
             }
+        if constexpr (std::is_same_v<T, float>)
+            if (pointwise_) return run_pointwise(args, bias_values.data());
         if constexpr (std::is_same_v<C, float>)
             if (direct_) return run_direct<T>(args, bias_values.data());
         const C* filter = reinterpret_cast<const C*>(packed_filter_.data());
@@ -868,8 +989,10 @@ private:
     DataType type_;
     uint64_t element_size_, filter_elements_;
     bool input_packed_;  // the input's images are read where they lie
+    bool planes_packed_;  // float, and each channel's plane lies packed (where the pointwise GEMM reads it)
     WinogradPlan winograd_;  // empty unless Winograd runs this convolution
     DirectPlan direct_;      // empty unless the direct kernel runs this convolution
+    const PointwiseGemmKernel* pointwise_;  // null unless the pointwise GEMM runs it
     ConvWorkspace workspace_;
     std::vector<std::byte> packed_filter_;  // a weight filter in pack_filter's layout; empty when bound at dispatch
 };

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <span>
 
+#include "pointwise_gemm.h"
+
 namespace dml::cpu {
 
 struct DirectConvolution {
@@ -70,10 +72,11 @@ struct DirectKernel {
     // (a 9-channel layer runs 3-channel tiles, not 16 channels' work).
     std::span<const DirectTile> tiles;
     DirectTile depthwise;
-    // Whether it takes pointwise convolutions, which otherwise run as OpenBLAS's sgemm. With AVX2, on a 2-core AMD
-    // EPYC without AVX-512, a 256-channel 1x1 convolution of 28x28 ran at 0.64-0.66x torch-cpu in the direct
-    // kernel and 1.06-1.08x through sgemm, squeezenet 17.9-18.8 against 16.8 ms (bench_cpu.py --threads 1
-    // --cpu-time, 2026-12-04); with AVX-512 the direct kernel measured 1.16x torch-cpu (bench/README.md).
+    // Whether it takes pointwise convolutions, which otherwise run as `pointwise_gemm` where set, else OpenBLAS's
+    // sgemm. With AVX2, on a 2-core AMD EPYC without AVX-512, a 256-channel 1x1 convolution of 28x28 ran at
+    // 0.64-0.66x torch-cpu in the direct kernel (reading the image where it lies) and 1.06-1.08x through sgemm,
+    // squeezenet 17.9-18.8 against 16.8 ms (bench_cpu.py --threads 1 --cpu-time, 2026-12-04); with AVX-512 the
+    // direct kernel measured 1.16x torch-cpu (bench/README.md).
     bool pointwise;
     // The vector width of the kernel's position tiles where they store their sums from the registers
     // (DirectConvolution::out): AVX-512, whose compressing store drops a vector's padded columns; 0 for AVX2.
@@ -87,6 +90,8 @@ struct DirectKernel {
     using DepthwiseRows = void (*)(const float* const* rows, const float* w, float* dst, int64_t out_width,
                                    int64_t in_width, int64_t pad);
     DepthwiseRows depthwise_3x3_rows[2];
+    // The pointwise GEMM (pointwise_gemm.h), or null: AVX2's, whose image panels are copied, not read in place.
+    const PointwiseGemmKernel* pointwise_gemm;
 
     // The first of the `tiles` that `takes` admits that pads `channels` output channels least; null where it admits
     // none.

@@ -114,7 +114,9 @@ constexpr DirectTile kTiles[] = {lanes_tile<Avx2, 2, 6, 4>(), direct_tile<Avx2, 
                                  direct_tile<Avx2, 3, 3>(), direct_tile<Avx2, 6, 2>()};
 }  // namespace
 
+extern const PointwiseGemmKernel kPointwiseGemmAvx2;
+
 extern const DirectKernel kDirectAvx2 = {kTiles, depthwise_tile<Avx2, 4>(), false, 0, false,
-                                         {depthwise_3x3_stride_1, depthwise_3x3_stride_2}};
+                                         {depthwise_3x3_stride_1, depthwise_3x3_stride_2}, &kPointwiseGemmAvx2};
 
 }  // namespace dml::cpu

@@ -34,6 +34,6 @@ constexpr DirectTile kTiles[] = {direct_tile<Avx512, 8, 3>(), direct_tile<Avx512
 }  // namespace
 
 extern const DirectKernel kDirectAvx512 = {kTiles, depthwise_tile<Avx512, 3>(), true, Avx512::width, true,
-                                           {nullptr, nullptr}};
+                                           {nullptr, nullptr}, nullptr};
 
 }  // namespace dml::cpu
