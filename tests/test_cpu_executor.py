@@ -219,7 +219,8 @@ def test_pointwise_gemm(activation, isa, tmp_path):
     # threads, the image copied in panels, a partial last one), 64 of 55x55 from 16 (blocks of positions split, the
     # image read in place but for its partial last panel, a batch of two), three depth slices with 7 channels and 20
     # positions (partial panels both ways), one channel of 17 positions from 3, exactly one panel of 16 positions,
-    # groups of 2 and 4, and groups of more channels than their 16 positions.
+    # groups of 2 and 4, groups of more channels than their 16 positions, and 96 channels of 7x7 (copied in panels,
+    # the last one position: a one-vector tile). The last panels of 1, 4 and 1 positions run one-vector tiles too.
     check_convolutions([((1, 512, 13, 13), 1000, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
                         ((2, 16, 55, 55), 64, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
                         ((1, 600, 5, 4), 7, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
@@ -227,7 +228,8 @@ def test_pointwise_gemm(activation, isa, tmp_path):
                         ((1, 40, 4, 4), 13, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1),
                         ((2, 12, 9, 9), 8, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 2),
                         ((1, 36, 7, 5), 20, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 4),
-                        ((2, 8, 4, 4), 40, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 2)], isa, tmp_path, activation)
+                        ((2, 8, 4, 4), 40, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 2),
+                        ((1, 64, 7, 7), 96, (1, 1), (1, 1), (1, 1), (0, 0), (0, 0), 1)], isa, tmp_path, activation)
 
 
 @pytest.mark.parametrize("isa", ["native", "avx2"])

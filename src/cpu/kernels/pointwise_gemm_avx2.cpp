@@ -38,52 +38,54 @@ void pack(const PointwiseGemm& g, size_t begin, size_t end) {
     }
 }
 
-// Channels [0, R) x positions [0, cols) of the output at `out`: the products of a [kc][6] filter slice (its first R
-// channels: a last panel of fewer computes no more) and a [kc][16] image slice, added to what `out` holds where
-// `accumulate` (a depth slice after the first); where `bias` is set (the last slice), + bias and, where `relu`,
-// max(0, .). The loops over rows unrolled, so that acc stays in registers.
-template <int R>
+// Channels [0, R) x positions [0, cols) of the output at `out`, cols <= 8 V: the products of a [kc][6] filter slice
+// (its first R channels: a last panel of fewer computes no more) and the first V vectors of a [kc][16] image slice,
+// added to what `out` holds where `accumulate` (a depth slice after the first); where `bias` is set (the last slice),
+// + bias and, where `relu`, max(0, .). The loops over rows and vectors unrolled, so that acc stays in registers.
+template <int R, int V>
 void tile(const float* a, const float* b, int64_t b_row, int64_t kc, float* out, int64_t out_row, int64_t cols,
           bool accumulate, const float* bias, bool relu) {
-    __m256 acc[R][2];
+    __m256 acc[R][V];
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_ps();
     for (int64_t k = 0; k < kc; ++k, a += kRows, b += b_row) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 x[V];
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) x[v] = _mm256_loadu_ps(b + 8 * v);
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
             const __m256 w = _mm256_broadcast_ss(a + i);
-            acc[i][0] = _mm256_fmadd_ps(w, b0, acc[i][0]);
-            acc[i][1] = _mm256_fmadd_ps(w, b1, acc[i][1]);
+#pragma GCC unroll 2
+            for (int v = 0; v < V; ++v) acc[i][v] = _mm256_fmadd_ps(w, x[v], acc[i][v]);
         }
     }
-    const bool whole = cols == kColumns;
-    const __m256i m0 = first_lanes(cols), m1 = first_lanes(cols - 8);
+    const bool whole = cols == 8 * V;
+    __m256i mask[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) mask[v] = first_lanes(cols - 8 * v);
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-        float* o = out + i * out_row;
-        __m256 v0 = acc[i][0], v1 = acc[i][1];
-        if (accumulate) {
-            v0 = _mm256_add_ps(v0, whole ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, m0));
-            v1 = _mm256_add_ps(v1, whole ? _mm256_loadu_ps(o + 8) : _mm256_maskload_ps(o + 8, m1));
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) {
+            float* o = out + i * out_row + 8 * v;
+            __m256 sum = acc[i][v];
+            if (accumulate) sum = _mm256_add_ps(sum, whole ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask[v]));
+            if (bias) {
+                sum = _mm256_add_ps(sum, _mm256_broadcast_ss(bias + i));
+                if (relu) sum = _mm256_max_ps(sum, _mm256_setzero_ps());
+            }
+            if (whole) _mm256_storeu_ps(o, sum);
+            else _mm256_maskstore_ps(o, mask[v], sum);
         }
-        if (bias) {
-            const __m256 bb = _mm256_broadcast_ss(bias + i);
-            v0 = _mm256_add_ps(v0, bb), v1 = _mm256_add_ps(v1, bb);
-            if (relu) v0 = _mm256_max_ps(v0, _mm256_setzero_ps()), v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
-        }
-        if (whole) {
-            _mm256_storeu_ps(o, v0);
-            _mm256_storeu_ps(o + 8, v1);
-        } else {
-            _mm256_maskstore_ps(o, m0, v0);
-            _mm256_maskstore_ps(o + 8, m1, v1);
-        }
-    }
 }
 
-// tile<rows>, rows in [1, 6].
-constexpr decltype(&tile<kRows>) kTiles[kRows] = {tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
+// tile<rows, vectors>: rows in [1, 6], a panel's positions in one vector where it has 8 or fewer (a 49-position
+// image's last panel holds one: two vectors would compute 16).
+template <int V>
+constexpr decltype(&tile<kRows, V>) kTilesOf[kRows] = {tile<1, V>, tile<2, V>, tile<3, V>, tile<4, V>, tile<5, V>, tile<6, V>};
+constexpr const decltype(&tile<kRows, 2>)* kTiles[2] = {kTilesOf<1>, kTilesOf<2>};
 
 void run(const PointwiseGemm& g, size_t begin, size_t end) {
     const int64_t channel_panels = (g.channels + kRows - 1) / kRows;
@@ -106,7 +108,7 @@ void run(const PointwiseGemm& g, size_t begin, size_t end) {
                 const int64_t b_row = in_place ? g.input_row : kColumns;
                 for (int64_t i = i0; i < i1; ++i) {
                     const int64_t rows = std::min<int64_t>(kRows, g.channels - i * kRows);
-                    kTiles[rows - 1](g.filter + (i * g.depth + k0) * kRows, b, b_row, kc,
+                    kTiles[cols > 8][rows - 1](g.filter + (i * g.depth + k0) * kRows, b, b_row, kc,
                                      g.out + i * kRows * g.out_row + j * kColumns, g.out_row, cols, k0 > 0,
                                      last && g.bias ? g.bias + i * kRows : nullptr, g.relu);
                 }
