@@ -109,8 +109,8 @@ void run(const PointwiseGemm& g, size_t begin, size_t end) {
                 for (int64_t i = i0; i < i1; ++i) {
                     const int64_t rows = std::min<int64_t>(kRows, g.channels - i * kRows);
                     kTiles[cols > 8][rows - 1](g.filter + (i * g.depth + k0) * kRows, b, b_row, kc,
-                                     g.out + i * kRows * g.out_row + j * kColumns, g.out_row, cols, k0 > 0,
-                                     last && g.bias ? g.bias + i * kRows : nullptr, g.relu);
+                                               g.out + i * kRows * g.out_row + j * kColumns, g.out_row, cols, k0 > 0,
+                                               last && g.bias ? g.bias + i * kRows : nullptr, g.relu);
                 }
             }
         }
