@@ -62,6 +62,11 @@ constexpr int64_t kPointwiseBlockPanels[2] = {16, 8};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Floats of a filter in blocks of `mr` output channels (pack_filter_blocks).
+uint64_t filter_block_elements(const ConvGeometry& g, int64_t mr) {
+    return uint64_t(g.groups * ceil_div(g.group_out, mr) * mr) * g.group_in * g.kernel_size();
+}
+
 // A pointwise convolution of this many output channels (products an input element) or more copies its image to
 // planes that start on a cache line, rather than reading it where it lies, so that its vectors of positions load
 // whole lines: on a 2-core Xeon, one thread, squeezenet's 512 -> 1000 of 13x13 ran 7 % faster in the network, the
@@ -155,11 +160,6 @@ DirectKernel::DepthwiseRows depthwise_rows_kernel(const ConvGeometry& g, bool fl
 // rows a, a + sy, ... and of those the columns b, b + sx, ..., so that each tap reads one phase at a fixed offset
 // from the output position, as a stride-1 convolution does (a 3x3 filter of stride 2 reads 4 phases, by 4, 2, 2
 // and 1 of its taps).
-// Floats of a filter in blocks of `mr` output channels (pack_filter_blocks).
-uint64_t filter_block_elements(const ConvGeometry& g, int64_t mr) {
-    return uint64_t(g.groups * ((g.group_out + mr - 1) / mr) * mr) * g.group_in * g.kernel_size();
-}
-
 struct DirectPlan {
     const DirectKernel* kernel = nullptr;
     const DirectTile* tile = nullptr;
@@ -443,7 +443,7 @@ void pack_filter(const T* src, const ConvGeometry& g, C* dst, F f, Place place) 
 // [channel block][input channel][tap][mr], the last block padded with zero filters (filter_block_elements).
 template <class T>
 void pack_filter_blocks(const T* src, const ConvGeometry& g, int64_t mr, float* dst) {
-    const int64_t K = g.kernel_size(), blocks = (g.group_out + mr - 1) / mr;
+    const int64_t K = g.kernel_size(), blocks = ceil_div(g.group_out, mr);
     std::fill(dst, dst + filter_block_elements(g, mr), 0.0f);
     pack_filter(src, g, dst, [](T v, uint32_t) { return float(compute_t<T>(v)); }, [&](int64_t m, int64_t c, int64_t k) {
         const int64_t group = m / g.group_out, local = m % g.group_out;
@@ -882,11 +882,11 @@ private:
             act == ActivationFunction::None || act == ActivationFunction::Identity || act == ActivationFunction::Relu;
         const int64_t I = g.in_spatial(), O = g.out_spatial();
         const int64_t channel_panels = k.channel_panels(g.group_out), position_panels = k.position_panels(O);
-        const bool in_place = pointwise_in_place(g), channel_major = !in_place;
+        const bool in_place = pointwise_in_place(g);
         // blocks halved along the split until the threads have a few items each to balance
         int64_t block[2] = {kPointwiseBlockPanels[0], kPointwiseBlockPanels[1]};
         auto count = [&] { return ceil_div(channel_panels, block[0]) * ceil_div(position_panels, block[1]); };
-        for (int64_t& b = block[channel_major ? 0 : 1]; b > 1 && count() < int64_t(4 * args.pool.size());)
+        for (int64_t& b = block[in_place ? 1 : 0]; b > 1 && count() < int64_t(4 * args.pool.size());)
             b = ceil_div(b, 2);
         const size_t items = size_t(count());
         const int64_t products = int64_t(g.batch) * g.out_channels * O * g.group_in;
@@ -916,8 +916,7 @@ private:
                                 O,
                                 act == ActivationFunction::Relu,
                                 in_place,
-                                {block[0], block[1]},
-                                channel_major};
+                                {block[0], block[1]}};
                 const PointwiseGemm* gemm = &gemms[group];
                 const int64_t first_packed = in_place ? O / k.columns : 0;  // the panels packed: those from it
                 if (first_packed < position_panels)

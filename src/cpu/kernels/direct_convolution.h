@@ -90,7 +90,7 @@ struct DirectKernel {
     using DepthwiseRows = void (*)(const float* const* rows, const float* w, float* dst, int64_t out_width,
                                    int64_t in_width, int64_t pad);
     DepthwiseRows depthwise_3x3_rows[2];
-    // The pointwise GEMM (pointwise_gemm.h), or null: AVX2's, whose image panels are copied, not read in place.
+    // The pointwise GEMM (pointwise_gemm.h), or null: AVX2's (AVX-512 runs pointwise layers in this kernel).
     const PointwiseGemmKernel* pointwise_gemm;
 
     // The first of the `tiles` that `takes` admits that pads `channels` output channels least; null where it admits

@@ -23,18 +23,19 @@ struct PointwiseGemm {
     const float* bias;     // [channels]
     int64_t channels, depth, positions;
     bool relu;             // else the stored sums are sum + bias (the caller applies any other activation)
-    bool in_place;         // whole position panels read from `input`, only a partial last one packed
-    // The work items of the products: blocks of `block_panels[0]` channel panels x `block_panels[1]` position
-    // panels, numbered channel block major where `channel_major`.
+    // Whole position panels read from `input`, only a partial last one packed; and the work items numbered
+    // position block major (the threads split the positions), else channel block major (they split the channels,
+    // each reading the whole image, copied into panels).
+    bool in_place;
+    // The work items of the products: blocks of `block_panels[0]` channel panels x `block_panels[1]` position panels.
     int64_t block_panels[2];
-    bool channel_major;
 };
 
 struct PointwiseGemmKernel {
     int64_t rows, columns;  // a register tile: output channels x positions
     // Copies the image's position panels [begin, end) into `packed`.
     void (*pack)(const PointwiseGemm&, size_t begin, size_t end);
-    // Runs work items [begin, end); every panel they read is packed.
+    // Runs work items [begin, end); every panel they read from `packed` is packed.
     void (*run)(const PointwiseGemm&, size_t begin, size_t end);
 
     // Panels of `rows` channels and of `columns` positions.

@@ -93,8 +93,8 @@ void run(const PointwiseGemm& g, size_t begin, size_t end) {
     const int64_t channel_blocks = (channel_panels + g.block_panels[0] - 1) / g.block_panels[0];
     const int64_t position_blocks = (position_panels + g.block_panels[1] - 1) / g.block_panels[1];
     for (size_t item = begin; item < end; ++item) {
-        const int64_t cb = g.channel_major ? int64_t(item) / position_blocks : int64_t(item) % channel_blocks;
-        const int64_t pb = g.channel_major ? int64_t(item) % position_blocks : int64_t(item) / channel_blocks;
+        const int64_t cb = g.in_place ? int64_t(item) % channel_blocks : int64_t(item) / position_blocks;
+        const int64_t pb = g.in_place ? int64_t(item) / channel_blocks : int64_t(item) % position_blocks;
         const int64_t i0 = cb * g.block_panels[0], i1 = std::min(channel_panels, i0 + g.block_panels[0]);
         const int64_t j0 = pb * g.block_panels[1], j1 = std::min(position_panels, j0 + g.block_panels[1]);
         for (int64_t k0 = 0; k0 < g.depth; k0 += kDepthSlice) {
